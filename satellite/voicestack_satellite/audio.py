@@ -1,0 +1,100 @@
+"""PCM conversion to the satellite's one internal format: 16 kHz, mono, int16.
+
+Everything the satellite hears (mic file, mic command, stdin) and everything it plays
+is converted once at the edge, so the rest of the code never branches on formats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import wave
+
+import numpy as np
+
+RATE = 16000
+WIDTH = 2
+CHANNELS = 1
+SAMPLES_PER_MS = RATE // 1000
+
+_DTYPE_BY_WIDTH = {1: np.uint8, 2: np.int16, 4: np.int32}
+
+
+class AudioFormatError(ValueError):
+    """Audio the satellite cannot convert (unsupported width, not a WAV, ...)."""
+
+
+def to_mono_int16(
+    data: bytes, width: int, channels: int, channel: int | None = None
+) -> np.ndarray:
+    """Interleaved PCM of 8/16/32-bit samples -> mono int16.
+
+    ``channel`` picks one channel (useful for a mic array); by default channels are
+    averaged.
+    """
+    dtype = _DTYPE_BY_WIDTH.get(width)
+    if dtype is None:
+        raise AudioFormatError(
+            f"unsupported sample width {width} bytes (use 1, 2 or 4)"
+        )
+    if channels < 1:
+        raise AudioFormatError(f"invalid channel count {channels}")
+    frame_bytes = width * channels
+    usable = len(data) - (len(data) % frame_bytes)
+    samples = np.frombuffer(data[:usable], dtype=dtype).astype(np.float64)
+    if width == 1:
+        samples = (samples - 128.0) * 256.0
+    elif width == 4:
+        samples = samples / 65536.0
+    frames = samples.reshape(-1, channels)
+    if channel is not None:
+        if not 0 <= channel < channels:
+            raise AudioFormatError(f"channel {channel} not in 0..{channels - 1}")
+        mono = frames[:, channel]
+    else:
+        mono = frames.mean(axis=1)
+    return np.clip(np.rint(mono), -32768, 32767).astype(np.int16)
+
+
+def resample(samples: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
+    """Band-limited resampling of a whole int16 signal (FFT method).
+
+    Exact for band-limited signals and free of the aliasing that linear
+    interpolation adds, which matters for wake-word accuracy.
+    """
+    if src_rate <= 0 or dst_rate <= 0:
+        raise AudioFormatError(f"invalid sample rates {src_rate} -> {dst_rate}")
+    if src_rate == dst_rate or len(samples) == 0:
+        return samples.astype(np.int16, copy=True)
+    n_out = round(len(samples) * dst_rate / src_rate)
+    spectrum = np.fft.rfft(samples.astype(np.float64))
+    n_bins = n_out // 2 + 1
+    if n_bins <= len(spectrum):
+        spectrum = spectrum[:n_bins]
+    else:
+        spectrum = np.pad(spectrum, (0, n_bins - len(spectrum)))
+    out = np.fft.irfft(spectrum, n_out) * (n_out / len(samples))
+    return np.clip(np.rint(out), -32768, 32767).astype(np.int16)
+
+
+def read_wav(path: str | Path, channel: int | None = None) -> np.ndarray:
+    """Read a WAV of any rate, width and channel count as 16 kHz mono int16."""
+    try:
+        with wave.open(str(path), "rb") as wav:
+            rate = wav.getframerate()
+            width = wav.getsampwidth()
+            channels = wav.getnchannels()
+            data = wav.readframes(wav.getnframes())
+    except (wave.Error, EOFError) as err:
+        raise AudioFormatError(f"{path}: not a PCM WAV file ({err})") from err
+    return resample(to_mono_int16(data, width, channels, channel), rate, RATE)
+
+
+def write_wav(path: str | Path, pcm: bytes, rate: int = RATE) -> Path:
+    """Write 16-bit mono PCM as a WAV file."""
+    path = Path(path)
+    with wave.open(str(path), "wb") as wav:
+        wav.setframerate(rate)
+        wav.setsampwidth(WIDTH)
+        wav.setnchannels(CHANNELS)
+        wav.writeframes(pcm)
+    return path

@@ -1,0 +1,1 @@
+"""Developer scripts that need Python (run through the bash wrappers)."""

