@@ -136,3 +136,10 @@ def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
     noise_power = signal_power / (10 ** (snr_db / 10))
     noise = np.random.default_rng(seed).normal(0.0, np.sqrt(noise_power), len(speech))
     return np.clip(np.rint(speech + noise), -32768, 32767).astype(np.int16).tobytes()
+
+
+def read_wav_pcm(path: str | os.PathLike[str]) -> bytes:
+    """A WAV file of any format as 16 kHz mono int16 PCM."""
+    from voicestack_satellite.audio import read_wav
+
+    return read_wav(path).tobytes()

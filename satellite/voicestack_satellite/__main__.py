@@ -1,15 +1,146 @@
 """Command-line entry point: ``voicestack-satellite``."""
 
-import argparse
+from __future__ import annotations
 
-from . import __version__
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+from .audio import AudioFormatError
+from .hooks import EventCommand
+from .mic import CommandMic, FileMic, StdinMic
+from .peer import Peer
+from .player import CommandSink, FileSink, Player, Sink
+from .satellite import SatelliteCoordinator
+from .settings import Settings, SettingsError, load
+from .wake import WakeDetector, WakeWordError, parse_spec
+from .wire import MAX_HEADER_BYTES
+
+_LOGGER = logging.getLogger("voicestack_satellite")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse the command line and run the satellite."""
-    parser = argparse.ArgumentParser(prog="voicestack-satellite")
-    parser.add_argument("--version", action="version", version=__version__)
-    parser.parse_args(argv)
+    """Parse the command line and run until SIGTERM/SIGINT."""
+    try:
+        settings = load(argv)
+        specs = [
+            parse_spec(word, settings.wake_threshold) for word in settings.wake_words
+        ]
+        mic = _make_mic(settings)
+    except (SettingsError, WakeWordError, AudioFormatError) as err:
+        print(f"voicestack-satellite: error: {err}", file=sys.stderr)  # noqa: T201
+        sys.exit(2)
+    logging.basicConfig(
+        level=logging.DEBUG if settings.debug else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    wake = WakeDetector(
+        specs,
+        trigger_level=settings.wake_trigger_level,
+        refractory_samples=round(settings.wake_refractory_s * 16000),
+    )
+    try:
+        asyncio.run(_run(settings, mic, wake))
+    except OSError as err:
+        _LOGGER.error(
+            "Cannot listen on %s:%s: %s", settings.host, settings.port, err.strerror
+        )
+        sys.exit(1)
+    finally:
+        wake.close()
+
+
+def _make_mic(settings: Settings) -> FileMic | CommandMic | StdinMic:
+    if settings.mic_file is not None:
+        return FileMic(settings.mic_file, settings.mic_volume)
+    if settings.mic_command is not None:
+        return CommandMic(settings.mic_command, settings.mic_volume)
+    return StdinMic(settings.mic_volume)
+
+
+def _make_sink(settings: Settings) -> Sink:
+    if settings.snd_file is not None:
+        return FileSink(settings.snd_file, settings.snd_rate)
+    assert settings.snd_command is not None
+    return CommandSink(settings.snd_command)
+
+
+async def _run(
+    settings: Settings, mic: FileMic | CommandMic | StdinMic, wake: WakeDetector
+) -> None:
+    hooks = EventCommand(settings.event_command) if settings.event_command else None
+    coordinator: SatelliteCoordinator
+    player = Player(
+        _make_sink(settings),
+        settings.snd_rate,
+        settings.snd_volume,
+        # The coordinator needs the player and the player reports to it: the
+        # lambdas resolve ``coordinator`` once it exists.
+        on_progress=lambda *args: coordinator.on_progress(*args),  # noqa: PLW0108
+        on_played=lambda stream_id: coordinator.on_played(stream_id),  # noqa: PLW0108
+    )
+    coordinator = SatelliteCoordinator(settings, wake, player, hooks)
+    coordinator.on_run = mic.start
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await coordinator.handle_peer(Peer(reader, writer))
+
+    server = await asyncio.start_server(
+        serve, settings.host, settings.port, limit=MAX_HEADER_BYTES
+    )
+    _LOGGER.info(
+        "Satellite %r listening on tcp://%s:%s, wake words %s",
+        settings.name,
+        settings.host,
+        settings.port,
+        wake.active,
+    )
+    zeroconf = await _start_zeroconf(settings)
+    player.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def mic_loop() -> None:
+        async for chunk in mic.chunks():
+            await coordinator.process_mic(chunk)
+
+    mic_task = asyncio.create_task(mic_loop(), name="mic")
+    stop_task = asyncio.create_task(stop.wait())
+    await asyncio.wait({mic_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    _LOGGER.info("Stopping")
+    for task in (mic_task, stop_task):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    server.close()
+    await coordinator.close()
+    await server.wait_closed()
+    await player.close()
+    if hooks is not None:
+        await hooks.close()
+    if zeroconf is not None:
+        await zeroconf.async_close()
+
+
+async def _start_zeroconf(settings: Settings):
+    """Announce ``_wyoming._tcp.local.``; a failure is logged, never fatal."""
+    if not settings.zeroconf:
+        return None
+    try:
+        from wyoming.zeroconf import HomeAssistantZeroconf  # noqa: PLC0415
+
+        host = None if settings.host in ("0.0.0.0", "") else settings.host  # noqa: S104
+        zc = HomeAssistantZeroconf(port=settings.port, name=settings.name, host=host)
+        await zc.register_server()
+    except (ImportError, OSError) as err:
+        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
+        return None
+    _LOGGER.info("Announced on zeroconf as %s._wyoming._tcp.local.", settings.name)
+    return zc._aiozc  # noqa: SLF001 - wyoming exposes no close
 
 
 if __name__ == "__main__":

@@ -98,3 +98,48 @@ def write_wav(path: str | Path, pcm: bytes, rate: int = RATE) -> Path:
         wav.setnchannels(CHANNELS)
         wav.writeframes(pcm)
     return path
+
+
+class StreamConverter:
+    """Convert a stream chunk by chunk to mono int16 at ``dst_rate``.
+
+    Rate changes use linear interpolation that carries its position and last sample
+    across chunks, so chunk boundaries add no clicks.
+    """
+
+    def __init__(self, rate: int, width: int, channels: int, dst_rate: int) -> None:
+        """Describe the incoming format and the rate wanted."""
+        if rate <= 0 or dst_rate <= 0:
+            raise AudioFormatError(f"invalid sample rate {rate} -> {dst_rate}")
+        if width not in _DTYPE_BY_WIDTH:
+            raise AudioFormatError(f"unsupported sample width {width} bytes")
+        if channels < 1:
+            raise AudioFormatError(f"invalid channel count {channels}")
+        self._width, self._channels = width, channels
+        self._step = rate / dst_rate
+        self._position = 0.0  # fractional index into (previous sample + chunk)
+        self._previous: np.ndarray | None = None
+
+    def frames_in(self, data: bytes) -> int:
+        """How many input frames ``data`` holds."""
+        return len(data) // (self._width * self._channels)
+
+    def convert(self, data: bytes) -> np.ndarray:
+        """Convert one chunk; may return fewer samples than a full-stream resample."""
+        samples = to_mono_int16(data, self._width, self._channels)
+        if self._step == 1.0:
+            return samples
+        signal = samples.astype(np.float64)
+        if self._previous is not None:
+            signal = np.concatenate([self._previous, signal])
+        if len(signal) < 2:
+            self._previous = signal
+            return np.zeros(0, dtype=np.int16)
+        positions = np.arange(self._position, len(signal) - 1, self._step)
+        out = np.interp(positions, np.arange(len(signal)), signal)
+        next_position = (
+            (positions[-1] + self._step) if len(positions) else self._position
+        )
+        self._previous = signal[-1:]
+        self._position = next_position - (len(signal) - 1)
+        return np.clip(np.rint(out), -32768, 32767).astype(np.int16)

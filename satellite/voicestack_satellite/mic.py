@@ -1,0 +1,155 @@
+"""Microphone sources, all yielding 16 kHz mono int16 chunks of CHUNK_SAMPLES.
+
+- ``FileMic``: a WAV converted once, played in real time from the first
+  ``run-satellite``, then silence: deterministic tests and demos.
+- ``CommandMic``: a long-running recorder (``arecord ...``) started without a shell,
+  restarted with backoff if it dies or does not exist.
+- ``StdinMic``: raw PCM on stdin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+import contextlib
+import logging
+from pathlib import Path
+import sys
+
+import numpy as np
+
+from .audio import RATE, read_wav
+
+_LOGGER = logging.getLogger(__name__)
+
+CHUNK_SAMPLES = 1280  # 80 ms: openWakeWord's step; VAD splits it into 10 ms frames
+CHUNK_BYTES = CHUNK_SAMPLES * 2
+BACKOFF_START_S = 1.0
+BACKOFF_MAX_S = 30.0
+
+
+def _scaled(samples: np.ndarray, volume: float) -> np.ndarray:
+    if volume == 1.0:
+        return samples
+    return np.clip(samples.astype(np.float32) * volume, -32768, 32767).astype(np.int16)
+
+
+class FileMic:
+    """A WAV file as the mic, paced like a real one."""
+
+    def __init__(self, path: Path, volume: float = 1.0) -> None:
+        """Read and convert the file now, so a bad file fails at start-up."""
+        self._samples = _scaled(read_wav(path), volume)
+        self._started = asyncio.Event()
+
+    def start(self) -> None:
+        """Begin playing the file (called on the first run-satellite)."""
+        self._started.set()
+
+    async def chunks(self) -> AsyncIterator[np.ndarray]:
+        """The file's audio in real time, then silence forever."""
+        loop = asyncio.get_running_loop()
+        silence = np.zeros(CHUNK_SAMPLES, dtype=np.int16)
+        # Before start: silence, so wake detection sees a steady stream.
+        next_time = loop.time()
+        position = 0
+        while True:
+            if self._started.is_set() and position < len(self._samples):
+                chunk = self._samples[position : position + CHUNK_SAMPLES]
+                position += len(chunk)
+                if len(chunk) < CHUNK_SAMPLES:
+                    chunk = np.concatenate([chunk, silence[len(chunk) :]])
+            else:
+                chunk = silence
+            next_time += CHUNK_SAMPLES / RATE
+            await asyncio.sleep(max(0.0, next_time - loop.time()))
+            yield chunk
+
+
+class CommandMic:
+    """A recorder process printing raw 16 kHz 16-bit mono PCM."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        volume: float = 1.0,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        """``argv`` is run directly (no shell)."""
+        self._argv = argv
+        self._volume = volume
+        self._on_error = on_error or (lambda _message: None)
+
+    def start(self) -> None:
+        """The recorder runs from the beginning; nothing to start."""
+
+    async def chunks(self) -> AsyncIterator[np.ndarray]:
+        """Chunks from the recorder; restarts it with backoff when it ends."""
+        backoff = BACKOFF_START_S
+        while True:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *self._argv,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.DEVNULL,
+                    stdin=asyncio.subprocess.DEVNULL,
+                )
+            except OSError as err:
+                self._report(
+                    f"mic command {self._argv[0]!r} cannot start: {err.strerror}"
+                )
+            else:
+                try:
+                    assert process.stdout is not None
+                    while data := await _read_chunk(process.stdout):
+                        backoff = BACKOFF_START_S
+                        yield _scaled(np.frombuffer(data, dtype=np.int16), self._volume)
+                finally:
+                    await _stop(process)
+                self._report(f"mic command exited with code {process.returncode}")
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX_S)
+
+    def _report(self, message: str) -> None:
+        _LOGGER.error("%s; restarting", message)
+        self._on_error(message)
+
+
+class StdinMic:
+    """Raw 16 kHz 16-bit mono PCM on standard input."""
+
+    def __init__(self, volume: float = 1.0) -> None:
+        """Read from this process's stdin."""
+        self._volume = volume
+
+    def start(self) -> None:
+        """Stdin flows from the beginning; nothing to start."""
+
+    async def chunks(self) -> AsyncIterator[np.ndarray]:
+        """Chunks from stdin until it closes."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
+        )
+        while data := await _read_chunk(reader):
+            yield _scaled(np.frombuffer(data, dtype=np.int16), self._volume)
+        _LOGGER.warning("stdin closed: no more mic audio")
+
+
+async def _read_chunk(stream: asyncio.StreamReader) -> bytes:
+    try:
+        return await stream.readexactly(CHUNK_BYTES)
+    except asyncio.IncompleteReadError:
+        return b""
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 2.0)
+        except TimeoutError:
+            process.kill()
+            await process.wait()

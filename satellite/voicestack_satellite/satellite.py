@@ -1,0 +1,398 @@
+"""The coordinator: mic -> wake word -> stream to the owner; owner's audio -> player.
+
+One Home Assistant connection owns the satellite at a time (the first to send
+``run-satellite``); any connection may ``describe`` and ``ping``. Losing the owner
+stops streaming and keeps wake detection ready for the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+import contextlib
+import itertools
+import logging
+import time
+from typing import Any
+
+import numpy as np
+from wyoming.asr import Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.info import Attribution, Describe, Info, Satellite, WakeModel, WakeProgram
+from wyoming.ping import Ping, Pong
+from wyoming.pipeline import PipelineStage, RunPipeline
+from wyoming.satellite import PauseSatellite, RunSatellite
+from wyoming.snd import Played
+from wyoming.timer import TimerCancelled, TimerFinished
+from wyoming.tts import Synthesize
+from wyoming.vad import VoiceStopped
+from wyoming.wake import Detect, Detection
+
+from . import __version__, extensions
+from .audio import RATE
+from .hooks import EventCommand
+from .mic import CHUNK_SAMPLES
+from .peer import Peer
+from .player import Player
+from .preroll import PrerollBuffer
+from .settings import Settings
+from .vad import SpeechDetector
+from .wake import WakeDetector
+
+_LOGGER = logging.getLogger(__name__)
+
+ATTRIBUTION = Attribution(
+    name="VoiceStack", url="https://github.com/voicestack/voicestack"
+)
+MAX_STREAM_S = 15.0  # safety net if the peer never says the utterance ended
+WAKE_ENGINE = "openwakeword"
+
+
+class SatelliteCoordinator:
+    """Wires mic, wake word, VAD, preroll, player and the owning peer."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        wake: WakeDetector,
+        player: Player,
+        hooks: EventCommand | None = None,
+        on_speech_during_playback: Callable[[int], None] | None = None,
+    ) -> None:
+        """``on_speech_during_playback`` gets the absolute sample of speech onset."""
+        self._settings = settings
+        self._wake = wake
+        self._player = player
+        self._hooks = hooks
+        self._on_speech_during_playback = on_speech_during_playback or (lambda _s: None)
+        self._vad = SpeechDetector(settings.vad_threshold)
+        self._preroll = PrerollBuffer(round(settings.preroll_s * RATE))
+        self._owner: Peer | None = None
+        self._running = False  # owner sent run-satellite and no pause since
+        self._streaming_since: float | None = None
+        self._listen_until: float | None = None
+        self._stream_ids = itertools.count(1)
+        self._timer_streams: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self.on_run: Callable[[], None] = lambda: None
+        self.state = "idle"
+
+    # -- peers ------------------------------------------------------------------
+
+    async def handle_peer(self, peer: Peer) -> None:
+        """Serve one connection until it closes."""
+        _LOGGER.info("Connection from %s", peer.name)
+        try:
+            while (
+                event := await peer.read(self._settings.max_payload_bytes)
+            ) is not None:
+                if not await self._handle_event(peer, event):
+                    break
+        finally:
+            if self._owner is peer:
+                _LOGGER.info("Owner %s disconnected; waiting for the next", peer.name)
+                self._owner = None
+                self._running = False
+                self._streaming_since = None
+                self._listen_until = None
+                await self._set_state("idle")
+            await peer.close()
+
+    async def _handle_event(self, peer: Peer, event: Event) -> bool:
+        """Handle one event; False closes the connection."""
+        kind = event.type
+        if Describe.is_type(kind):
+            await peer.send(self.info_event())
+            return True
+        if Ping.is_type(kind):
+            await peer.send(Pong(text=Ping.from_event(event).text).event())
+            return True
+        if RunSatellite.is_type(kind):
+            return await self._claim(peer)
+        if peer is not self._owner:
+            _LOGGER.debug("Ignoring %s from non-owner %s", kind, peer.name)
+            return True
+        await self._handle_owner_event(event)
+        return True
+
+    async def _claim(self, peer: Peer) -> bool:
+        if (
+            self._owner is not None
+            and self._owner is not peer
+            and not self._owner.closed
+        ):
+            _LOGGER.warning(
+                "Refusing %s: the satellite is already run by %s",
+                peer.name,
+                self._owner.name,
+            )
+            await peer.send(
+                Error(
+                    text=f"satellite already run by {self._owner.name}", code="busy"
+                ).event()
+            )
+            return False
+        self._owner = peer
+        self._running = True
+        _LOGGER.info("Run by %s", peer.name)
+        self.on_run()
+        await self._set_state("idle")
+        return True
+
+    async def _handle_owner_event(self, event: Event) -> None:
+        kind = event.type
+        if PauseSatellite.is_type(kind):
+            self._running = False
+            await self._stop_streaming()
+            await self._set_state("muted")
+        elif Detect.is_type(kind):
+            names = Detect.from_event(event).names or []
+            _LOGGER.info("Active wake words: %s", self._wake.set_active(names))
+        elif VoiceStopped.is_type(kind) or Transcript.is_type(kind):
+            await self._stop_streaming()
+            await self._set_state("thinking")
+        elif Synthesize.is_type(kind):
+            await self._set_state("thinking")
+        elif Error.is_type(kind):
+            _LOGGER.warning("Peer reported an error: %s", event.data.get("text"))
+            await self._stop_streaming()
+            await self._set_state("error")
+        elif AudioStart.is_type(kind):
+            start = AudioStart.from_event(event)
+            try:
+                self._player.begin(
+                    str(next(self._stream_ids)), start.rate, start.width, start.channels
+                )
+            except ValueError as err:
+                _LOGGER.warning("Cannot play audio: %s", err)
+                await self._send(
+                    Error(text=f"cannot play audio: {err}", code="audio-format").event()
+                )
+                return
+            await self._set_state("speaking")
+        elif AudioChunk.is_type(kind):
+            self._player.feed(event.payload or b"")
+        elif AudioStop.is_type(kind):
+            self._player.end()
+        elif TimerFinished.is_type(kind):
+            self._play_timer_sound()
+        elif TimerCancelled.is_type(kind):
+            if self._timer_streams:
+                self._player.flush()
+        elif kind.startswith("timer-"):
+            await self._hook("timer", event=kind, **event.data)
+        elif kind == extensions.PAUSE:
+            self._player.pause()
+        elif kind == extensions.RESUME:
+            offset = event.data.get("offset")
+            self._player.resume(
+                offset if isinstance(offset, int) and offset >= 0 else None
+            )
+        elif kind == extensions.FLUSH:
+            self._player.flush()
+        elif kind == extensions.LISTEN:
+            timeout = event.data.get("timeout", 5.0)
+            if isinstance(timeout, int | float) and 0 < timeout <= 60:
+                self._listen_until = time.monotonic() + float(timeout)
+                await self._set_state("listening")
+            else:
+                _LOGGER.warning("Ignoring %s with timeout %r", kind, timeout)
+        else:
+            _LOGGER.debug("Ignoring unknown event %s", kind)
+
+    # -- outgoing ---------------------------------------------------------------
+
+    def info_event(self) -> Event:
+        """``info`` with the satellite block, wake models and our extensions."""
+        s = self._settings
+        models = [
+            WakeModel(
+                name=spec.name,
+                attribution=ATTRIBUTION,
+                installed=True,
+                description=spec.phrase,
+                version=None,
+                languages=["en"],
+                phrase=spec.phrase,
+            )
+            for spec in self._wake.specs
+        ]
+        info = Info(
+            wake=[
+                WakeProgram(
+                    name=WAKE_ENGINE,
+                    attribution=ATTRIBUTION,
+                    installed=True,
+                    description="openWakeWord (in the satellite)",
+                    version=None,
+                    models=models,
+                )
+            ],
+            satellite=Satellite(
+                name=s.name,
+                attribution=ATTRIBUTION,
+                installed=True,
+                description=f"VoiceStack satellite {s.name}",
+                version=__version__,
+                area=s.area,
+                has_vad=True,
+                active_wake_words=self._wake.active,
+                max_active_wake_words=len(self._wake.specs),
+                supports_trigger=True,
+            ),
+        )
+        event = info.event()
+        event.data["voicestack"] = extensions.info_block()
+        return event
+
+    async def _send(self, event: Event) -> None:
+        if self._owner is not None:
+            await self._owner.send(event)
+
+    async def _set_state(self, state: str, **details: object) -> None:
+        if state != self.state:
+            self.state = state
+            _LOGGER.debug("State: %s", state)
+            await self._hook(state, **details)
+
+    async def _hook(self, state: str, **details: object) -> None:
+        if self._hooks is not None:
+            await self._hooks.send(state, **details)
+
+    # -- player callbacks -------------------------------------------------------
+
+    def on_progress(
+        self, stream_id: str, played: int, total: int | None, state: str
+    ) -> None:
+        """Report playback progress (VoiceStack extension)."""
+        data = {"stream": stream_id, "played": played, "total": total, "state": state}
+        self._spawn(self._send(Event(extensions.PROGRESS, data)))
+
+    def on_played(self, stream_id: str) -> None:
+        """The last sample of a stream was played: tell the owner."""
+        if stream_id in self._timer_streams:
+            self._timer_streams.discard(stream_id)
+            return
+        self._spawn(self._send(Played().event()))
+        if not self._player.busy and self._streaming_since is None:
+            self._spawn(self._set_state("idle"))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` from a sync callback, keeping a reference until done."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _play_timer_sound(self) -> None:
+        sound = self._settings.timer_sound
+        if sound is None:
+            return
+        from .audio import read_wav  # noqa: PLC0415 - only when a timer rings
+
+        pcm = read_wav(sound).tobytes()
+        for _ in range(self._settings.timer_repeat):
+            stream_id = f"timer-{next(self._stream_ids)}"
+            self._timer_streams.add(stream_id)
+            self._player.begin(stream_id, RATE, 2, 1)
+            self._player.feed(pcm)
+            self._player.end()
+
+    # -- audio ------------------------------------------------------------------
+
+    async def process_mic(self, samples: np.ndarray) -> None:
+        """Handle one mic chunk: preroll, wake word, VAD, streaming."""
+        self._preroll.append(samples)
+        end = self._preroll.end
+        if self._streaming_since is not None:
+            await self._stream(samples, end)
+            if time.monotonic() - self._streaming_since > MAX_STREAM_S:
+                _LOGGER.warning(
+                    "No end of utterance from the peer after %s s", MAX_STREAM_S
+                )
+                await self._stop_streaming()
+            return
+        speech, onset = self._vad.process(samples)
+        if speech and self._player.busy:
+            self._on_speech_during_playback(end - len(samples) + onset)
+        if self._listen_until is not None:
+            if time.monotonic() > self._listen_until:
+                self._listen_until = None
+                await self._set_state("idle")
+            elif speech:
+                self._listen_until = None
+                await self._start_streaming(None, end - len(samples) + onset)
+                return
+        if not self._running:
+            return
+        if (name := self._wake.process(samples, end)) is not None:
+            await self._on_wake(name, end)
+
+    async def _on_wake(self, name: str, end: int) -> None:
+        _LOGGER.info("Wake word %s at sample %s", name, end)
+        await self._set_state("wake", name=name)
+        if self._player.busy and self._settings.stop_on_wake:
+            self._player.flush()
+        self._wake.reset()
+        await self._send(
+            Detection(name=name, timestamp=round(end * 1000 / RATE)).event()
+        )
+        await self._start_streaming(name, end)
+
+    async def _start_streaming(self, wake_word: str | None, cut: int) -> None:
+        """Send run-pipeline and the preroll from ``cut - preroll`` up to now."""
+        if self._owner is None:
+            return
+        start_stage = PipelineStage.ASR
+        await self._send(
+            RunPipeline(
+                start_stage=start_stage,
+                end_stage=PipelineStage.TTS,
+                wake_word_name=wake_word,
+            ).event()
+        )
+        preroll_start = max(0, cut - round(self._settings.preroll_s * RATE))
+        preroll = self._preroll.since(preroll_start)
+        await self._send(
+            Event(
+                extensions.PREROLL, {"samples": len(preroll), "rate": RATE, "cut": cut}
+            )
+        )
+        await self._send(
+            AudioStart(rate=RATE, width=2, channels=1, timestamp=0).event()
+        )
+        self._streamed = 0
+        self._streaming_since = time.monotonic()
+        await self._set_state("listening")
+        if len(preroll):
+            await self._stream(preroll, self._preroll.end)
+
+    async def _stream(self, samples: np.ndarray, end: int) -> None:
+        for start in range(0, len(samples), CHUNK_SAMPLES):
+            part = samples[start : start + CHUNK_SAMPLES]
+            await self._send(
+                AudioChunk(
+                    rate=RATE,
+                    width=2,
+                    channels=1,
+                    audio=part.tobytes(),
+                    timestamp=round(self._streamed * 1000 / RATE),
+                ).event()
+            )
+            self._streamed += len(part)
+
+    async def _stop_streaming(self) -> None:
+        if self._streaming_since is None:
+            return
+        self._streaming_since = None
+        self._vad.reset()
+        await self._send(
+            AudioStop(timestamp=round(self._streamed * 1000 / RATE)).event()
+        )
+
+    async def close(self) -> None:
+        """Close the owner connection."""
+        if self._owner is not None:
+            with contextlib.suppress(ConnectionError):
+                await self._owner.close()

@@ -1,0 +1,276 @@
+"""Command line and config file: every option can come from either.
+
+A config file (``--config FILE``, TOML) holds the same option names with dashes or
+underscores (``wake-word = ["hey_jarvis"]``); the command line wins over the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+import shlex
+import tomllib
+from urllib.parse import urlparse
+
+from . import __version__
+
+
+class SettingsError(ValueError):
+    """A bad option value, with a message fit for the command line."""
+
+
+@dataclass(slots=True)
+class Settings:
+    """Everything the satellite is configured with."""
+
+    name: str
+    area: str | None = None
+    host: str = "0.0.0.0"  # noqa: S104 - a satellite listens for Home Assistant
+    port: int = 10700
+    mic_command: list[str] | None = None
+    mic_file: Path | None = None
+    mic_stdin: bool = False
+    mic_volume: float = 1.0
+    snd_command: list[str] | None = None
+    snd_file: Path | None = None
+    snd_rate: int = 22050
+    snd_volume: float = 1.0
+    wake_words: list[str] = field(default_factory=lambda: ["hey_jarvis"])
+    wake_threshold: float = 0.5
+    wake_trigger_level: int = 1
+    wake_refractory_s: float = 2.0
+    vad_threshold: float = 0.5
+    preroll_s: float = 1.0
+    silence_s: float = 0.8
+    stop_on_wake: bool = True
+    awake_sound: Path | None = None
+    done_sound: Path | None = None
+    timer_sound: Path | None = None
+    timer_repeat: int = 5
+    mute_mic_during_awake: bool = True
+    event_command: list[str] | None = None
+    max_payload_bytes: int = 4 * 1024 * 1024
+    zeroconf: bool = True
+    debug: bool = False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``voicestack-satellite`` command line."""
+    parser = argparse.ArgumentParser(
+        prog="voicestack-satellite",
+        description="A Wyoming voice satellite: wake word, VAD and interruptible "
+        "playback in one process. Home Assistant connects to it.",
+    )
+    add = parser.add_argument
+    add("--config", type=Path, help="TOML file with any of these options")
+    add("--name", help="satellite name shown in Home Assistant (required)")
+    add("--area", help="area (room) the satellite is in")
+    add(
+        "--uri",
+        help="where to listen, tcp://HOST:PORT (default: tcp://0.0.0.0:10700)",
+    )
+    mic = parser.add_mutually_exclusive_group()
+    mic.add_argument(
+        "--mic-command",
+        help="command printing raw 16 kHz 16-bit mono PCM, e.g. "
+        "'arecord -D plughw:CARD=Device -r 16000 -c 1 -f S16_LE -t raw' "
+        "(split like a shell would, never run by a shell)",
+    )
+    mic.add_argument(
+        "--mic-file",
+        type=Path,
+        help="WAV file (any rate, width, channels) played as the mic in real time "
+        "once a peer sends run-satellite, then silence (tests and demos)",
+    )
+    mic.add_argument(
+        "--mic-stdin", action="store_true", help="raw 16 kHz 16-bit mono PCM on stdin"
+    )
+    add("--mic-volume", type=float, help="mic volume multiplier (default 1.0)")
+    snd = parser.add_mutually_exclusive_group()
+    snd.add_argument(
+        "--snd-command",
+        help="long-running command reading raw 16-bit mono PCM at --snd-rate, e.g. "
+        "'aplay -D plughw:CARD=Device -r 22050 -c 1 -f S16_LE -t raw'",
+    )
+    snd.add_argument(
+        "--snd-file",
+        type=Path,
+        help="write each played stream to FILE.N.wav, paced like a sound card",
+    )
+    add("--snd-rate", type=int, help="sample rate of the sound output (default 22050)")
+    add("--snd-volume", type=float, help="playback volume multiplier (default 1.0)")
+    add(
+        "--wake-word",
+        action="append",
+        dest="wake_words",
+        metavar="NAME_OR_PATH",
+        help="openWakeWord model: built-in name (hey_jarvis, okay_nabu, alexa, "
+        "hey_mycroft, hey_rhasspy) or a .tflite path; repeat for several "
+        "(default: hey_jarvis). NAME:THRESHOLD sets a per-word threshold",
+    )
+    add("--wake-threshold", type=float, help="detection probability (default 0.5)")
+    add(
+        "--wake-trigger-level",
+        type=int,
+        help="consecutive 80 ms windows above threshold to trigger (default 1)",
+    )
+    add(
+        "--wake-refractory",
+        type=float,
+        dest="wake_refractory_s",
+        help="seconds after a detection during which the same word is ignored "
+        "(default 2.0)",
+    )
+    add("--vad-threshold", type=float, help="speech probability (default 0.5)")
+    add(
+        "--preroll",
+        type=float,
+        dest="preroll_s",
+        help="seconds of audio kept before the wake word end and sent with the "
+        "request so the first words are not clipped (default 1.0)",
+    )
+    add(
+        "--silence",
+        type=float,
+        dest="silence_s",
+        help="seconds of silence that end a follow-up utterance (default 0.8)",
+    )
+    add(
+        "--no-stop-on-wake",
+        dest="stop_on_wake",
+        action="store_false",
+        default=None,
+        help="keep playing when the wake word is heard during playback",
+    )
+    add(
+        "--awake-sound", type=Path, help="WAV played on wake ('default': shipped chime)"
+    )
+    add("--done-sound", type=Path, help="WAV played when the request ends")
+    add("--timer-sound", type=Path, help="WAV repeated when a timer finishes")
+    add(
+        "--timer-repeat", type=int, help="how often the timer sound repeats (default 5)"
+    )
+    add(
+        "--no-mute-mic-during-awake",
+        dest="mute_mic_during_awake",
+        action="store_false",
+        default=None,
+        help="keep streaming the mic while the awake sound plays",
+    )
+    add(
+        "--event-command",
+        help="long-running command receiving one JSON line per state change on "
+        "stdin (for LEDs and scripts)",
+    )
+    add(
+        "--max-payload",
+        type=int,
+        dest="max_payload_bytes",
+        help="largest event payload accepted, in bytes (default 4 MiB)",
+    )
+    add(
+        "--no-zeroconf",
+        dest="zeroconf",
+        action="store_false",
+        default=None,
+        help="do not announce _wyoming._tcp.local.",
+    )
+    add("--debug", action="store_true", default=None, help="log debug messages")
+    add("--version", action="version", version=__version__)
+    return parser
+
+
+_COMMANDS = ("mic_command", "snd_command", "event_command")
+_PATHS = ("mic_file", "snd_file", "awake_sound", "done_sound", "timer_sound")
+
+
+def load(argv: list[str] | None = None) -> Settings:
+    """Merge config file and command line into checked ``Settings``."""
+    parser = build_parser()
+    args = vars(parser.parse_args(argv))
+    values: dict[str, object] = {}
+    if (config := args.pop("config")) is not None:
+        values.update(_read_config(config))
+    values.update({k: v for k, v in args.items() if v is not None})
+    return _settings_from(values)
+
+
+def _read_config(path: Path) -> dict[str, object]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SettingsError(f"cannot read config file {path}: {err.strerror}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise SettingsError(f"config file {path} is not valid TOML: {err}") from err
+    aliases = {
+        "wake_word": "wake_words",
+        "preroll": "preroll_s",
+        "silence": "silence_s",
+    }
+    out: dict[str, object] = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        out[aliases.get(name, name)] = value
+    return out
+
+
+def _settings_from(values: dict[str, object]) -> Settings:
+    known = set(Settings.__slots__) | {"uri"}
+    if unknown := sorted(set(values) - known):
+        raise SettingsError(f"unknown option(s): {', '.join(unknown)}")
+    if not values.get("name"):
+        raise SettingsError("--name is required (the name Home Assistant shows)")
+    if (uri := values.pop("uri", None)) is not None:
+        values["host"], values["port"] = _parse_uri(str(uri))
+    for key in _COMMANDS:
+        if isinstance(command := values.get(key), str):
+            values[key] = shlex.split(command)
+            if not values[key]:
+                raise SettingsError(f"--{key.replace('_', '-')} is empty")
+    for key in _PATHS:
+        if isinstance(path := values.get(key), str):
+            values[key] = Path(path)
+    if isinstance(words := values.get("wake_words"), str):
+        values["wake_words"] = [words]
+    try:
+        settings = Settings(**values)  # type: ignore[arg-type]
+    except TypeError as err:
+        raise SettingsError(str(err)) from err
+    _check(settings)
+    return settings
+
+
+def _parse_uri(uri: str) -> tuple[str, int]:
+    parsed = urlparse(uri)
+    if parsed.scheme != "tcp" or not parsed.hostname or parsed.port is None:
+        raise SettingsError(f"--uri must look like tcp://HOST:PORT, not {uri!r}")
+    return parsed.hostname, parsed.port
+
+
+def _check(settings: Settings) -> None:
+    sources = [settings.mic_command, settings.mic_file, settings.mic_stdin]
+    if sum(bool(s) for s in sources) != 1:
+        raise SettingsError(
+            "choose exactly one of --mic-command, --mic-file, --mic-stdin"
+        )
+    if settings.snd_command is None and settings.snd_file is None:
+        raise SettingsError("choose one of --snd-command, --snd-file")
+    if settings.mic_file is not None and not settings.mic_file.is_file():
+        raise SettingsError(f"--mic-file {settings.mic_file} does not exist")
+    if not 0.0 < settings.wake_threshold < 1.0:
+        raise SettingsError("--wake-threshold must be between 0 and 1")
+    if not 0.0 < settings.vad_threshold < 1.0:
+        raise SettingsError("--vad-threshold must be between 0 and 1")
+    if settings.wake_trigger_level < 1:
+        raise SettingsError("--wake-trigger-level must be at least 1")
+    if not 0.0 <= settings.preroll_s <= 10.0:
+        raise SettingsError("--preroll must be between 0 and 10 seconds")
+    if not 1 <= settings.port <= 65535:
+        raise SettingsError(f"port {settings.port} is not in 1..65535")
+    if settings.snd_rate not in (8000, 16000, 22050, 24000, 44100, 48000):
+        raise SettingsError(f"--snd-rate {settings.snd_rate} is not a common rate")
+    if settings.max_payload_bytes < 1024:
+        raise SettingsError("--max-payload must be at least 1024 bytes")
+    if not settings.wake_words:
+        raise SettingsError("at least one --wake-word is needed")

@@ -1,0 +1,95 @@
+"""Run voicestack-satellite as a real subprocess on loopback and talk Wyoming to it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+import subprocess
+import sys
+import time
+
+from wyoming.client import AsyncTcpClient
+from wyoming.event import Event
+
+from tests import servers
+
+CLI = [sys.executable, "-m", "voicestack_satellite"]
+
+
+@dataclass(slots=True)
+class RunningSatellite:
+    """A satellite process and where it writes its sound."""
+
+    port: int
+    process: subprocess.Popen[bytes]
+    snd_file: Path
+    log: Path
+
+    def connect(self) -> AsyncTcpClient:
+        """A new (unconnected) Wyoming client for the satellite."""
+        return AsyncTcpClient("127.0.0.1", self.port)
+
+    def log_text(self) -> str:
+        """What the satellite logged so far."""
+        return self.log.read_text(errors="replace")
+
+
+@asynccontextmanager
+async def satellite(tmp_path: Path, *args: str) -> AsyncIterator[RunningSatellite]:
+    """Start ``voicestack-satellite`` with ``args``; stop it afterwards."""
+    port = servers.free_port()
+    snd_file = tmp_path / "played.wav"
+    log = tmp_path / "satellite.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [
+                *CLI,
+                "--name",
+                "test-satellite",
+                "--area",
+                "kitchen",
+                "--uri",
+                f"tcp://127.0.0.1:{port}",
+                "--snd-file",
+                str(snd_file),
+                "--no-zeroconf",
+                "--debug",
+                *args,
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        await asyncio.to_thread(
+            servers.wait_until_described, process, "127.0.0.1", port, 30.0
+        )
+        yield RunningSatellite(port, process, snd_file, log)
+    finally:
+        process.terminate()
+        try:
+            await asyncio.to_thread(process.wait, 10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            await asyncio.to_thread(process.wait)
+
+
+async def read_until(
+    client: AsyncTcpClient, event_type: str, timeout_s: float
+) -> tuple[Event, list[Event]]:
+    """Read events until one of ``event_type``; return it and everything before."""
+    seen: list[Event] = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            types = sorted({e.type for e in seen})
+            raise TimeoutError(f"no {event_type} within {timeout_s} s; saw {types}")
+        event = await asyncio.wait_for(client.read_event(), remaining)
+        if event is None:
+            raise ConnectionError(f"satellite closed before {event_type}")
+        if event.type == event_type:
+            return event, seen
+        seen.append(event)

@@ -1,0 +1,146 @@
+"""Bad input gets one clear line and drops only what it must."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+import subprocess
+
+from wyoming.audio import AudioStart
+from wyoming.event import Event
+
+from tests import speech
+from tests.satellite.harness import CLI, read_until, satellite
+
+
+async def _raw(port: int, data: bytes) -> bytes:
+    """Send raw bytes, return whatever comes back until the satellite closes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+async def _still_answers(sat) -> None:
+    async with sat.connect() as client:
+        await client.write_event(Event("describe"))
+        await read_until(client, "info", 5)
+
+
+async def test_malformed_and_oversized_events_drop_only_that_connection(
+    tmp_path: Path,
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with satellite(
+        tmp_path, "--mic-file", str(wav), "--max-payload", "4096"
+    ) as sat:
+        assert await _raw(sat.port, b"this is not json\n") == b""
+        assert await _raw(sat.port, b'{"data": {}}\n') == b""
+        assert (
+            await _raw(sat.port, b'{"type": "audio-chunk", "payload_length": 99999}\n')
+            == b""
+        )
+        assert await _raw(sat.port, b'{"type": "x", "data_length": -3}\n') == b""
+        await _still_answers(sat)
+        log = sat.log_text()
+
+    assert "event header is not JSON" in log
+    assert "event header has no type" in log
+    assert "payload_length 99999 exceeds the limit of 4096 bytes" in log
+    assert "data_length -3 is not a size" in log
+
+
+async def test_audio_it_cannot_convert_is_refused_with_an_error(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(Event("run-satellite"))
+        await client.write_event(AudioStart(rate=16000, width=3, channels=1).event())
+        error, _ = await read_until(client, "error", 5)
+        await client.write_event(Event("ping", {"text": "alive"}))
+        pong, _ = await read_until(client, "pong", 5)
+
+    assert error.data["code"] == "audio-format"
+    assert "width 3" in error.data["text"]
+    assert pong.data["text"] == "alive"
+
+
+async def test_unknown_events_are_ignored(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(Event("run-satellite"))
+        await client.write_event(Event("something-from-the-future", {"x": 1}))
+        await client.write_event(Event("ping", {"text": "ok"}))
+        pong, _ = await read_until(client, "pong", 5)
+    assert pong.data["text"] == "ok"
+
+
+async def test_a_missing_mic_command_is_reported_and_retried(tmp_path: Path) -> None:
+    message = "mic command '/nonexistent/arecord' cannot start"
+    async with satellite(
+        tmp_path, "--mic-command", "/nonexistent/arecord -r 16000"
+    ) as sat:
+        async with asyncio.timeout(10):  # first attempt, then a retry after 1 s backoff
+            while sat.log_text().count(message) < 2:
+                await asyncio.sleep(0.1)
+        await _still_answers(sat)
+        assert sat.process.poll() is None
+
+
+def test_a_file_that_is_not_a_wav_is_a_cli_error(tmp_path: Path) -> None:
+    bogus = tmp_path / "mic.wav"
+    bogus.write_text("not audio")
+    result = subprocess.run(
+        [
+            *CLI,
+            "--name",
+            "x",
+            "--mic-file",
+            str(bogus),
+            "--snd-file",
+            str(tmp_path / "o.wav"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "not a PCM WAV file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_options_are_cli_errors(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(0.1))
+    cases = {
+        ("--uri", "http://x"): "--uri must look like tcp://HOST:PORT",
+        ("--wake-word", "hey_nobody"): "neither a built-in model",
+        ("--wake-threshold", "1.5"): "--wake-threshold must be between 0 and 1",
+    }
+    for extra, message in cases.items():
+        result = subprocess.run(
+            [
+                *CLI,
+                "--name",
+                "x",
+                "--mic-file",
+                str(wav),
+                "--snd-file",
+                "o.wav",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert result.returncode == 2, extra
+        assert message in result.stderr, (extra, result.stderr)

@@ -1,0 +1,149 @@
+"""The satellite as a Wyoming peer: info, wake -> stream, playback, one owner."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+import time
+
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import Event
+from wyoming.info import Describe, Info
+
+from tests import speech
+from tests.satellite.harness import read_until, satellite
+
+COMMAND = "Hey Jarvis. Turn on the kitchen lights."
+
+
+async def test_describe_answers_a_satellite_info(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    args = (
+        "--mic-file",
+        str(wav),
+        "--wake-word",
+        "hey_jarvis",
+        "--wake-word",
+        "okay_nabu",
+    )
+    async with satellite(tmp_path, *args) as sat, sat.connect() as client:
+        await client.write_event(Describe().event())
+        event, _ = await read_until(client, "info", 5)
+
+    info = Info.from_event(event)
+    assert info.satellite is not None
+    assert info.satellite.name == "test-satellite"
+    assert info.satellite.area == "kitchen"
+    assert info.satellite.has_vad is True
+    assert info.satellite.active_wake_words == ["hey_jarvis", "okay_nabu"]
+    assert info.satellite.max_active_wake_words == 2
+    assert [m.name for m in info.wake[0].models] == ["hey_jarvis", "okay_nabu"]
+    assert event.data["voicestack"]["protocol"] == 1
+    assert "voicestack-flush" in event.data["voicestack"]["accepts"]
+
+
+async def test_wake_word_streams_the_request_with_preroll(tmp_path: Path) -> None:
+    wav = speech.write_wav(
+        tmp_path / "mic.wav", speech.pad(speech.speak(COMMAND), 0.5, 2.5)
+    )
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(Event("run-satellite"))
+        detection, _ = await read_until(client, "detection", 10)
+        run, _ = await read_until(client, "run-pipeline", 2)
+        preroll, _ = await read_until(client, "voicestack-preroll", 2)
+        await read_until(client, "audio-start", 2)
+        audio = b""
+        while len(audio) < 4 * 32000:
+            event, _ = await read_until(client, "audio-chunk", 5)
+            audio += AudioChunk.from_event(event).audio
+        await client.write_event(
+            Event("transcript", {"text": "turn on the kitchen lights"})
+        )
+        await read_until(client, "audio-stop", 5)
+
+    assert detection.data["name"] == "hey_jarvis"
+    assert run.data["start_stage"] == "asr"
+    assert run.data["end_stage"] == "tts"
+    assert preroll.data["samples"] == 16000  # the default one second
+    text = speech.transcribe(audio).lower()
+    assert "kitchen" in text
+    assert "light" in text
+
+
+async def test_played_comes_when_the_last_sample_was_played(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    reply = speech.speak("The kitchen lights are on.")
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(Event("run-satellite"))
+        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        for start in range(0, len(reply), 4096):
+            chunk = reply[start : start + 4096]
+            await client.write_event(
+                AudioChunk(rate=16000, width=2, channels=1, audio=chunk).event()
+            )
+        await client.write_event(AudioStop().event())
+        sent_at = time.monotonic()
+        _, before = await read_until(client, "played", 10)
+        waited = time.monotonic() - sent_at
+
+    # Paced like a sound card: not before the audio could have been played.
+    assert waited >= speech.seconds(reply) - 0.1
+    final = [e for e in before if e.type == "voicestack-progress"][-1]
+    assert final.data["state"] == "played"
+    assert final.data["played"] == len(reply) // 2
+    written = sorted(sat.snd_file.parent.glob("played.*.wav"))
+    assert len(written) == 1
+    assert "kitchen" in speech.transcribe(speech.read_wav_pcm(written[0])).lower()
+
+
+async def test_flush_silences_playback_within_a_block(tmp_path: Path) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    long_reply = speech.silence(0.0) + speech.speak(
+        "This is a long answer that will be interrupted before it ends."
+    )
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(Event("run-satellite"))
+        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        await client.write_event(
+            AudioChunk(rate=16000, width=2, channels=1, audio=long_reply).event()
+        )
+        await client.write_event(AudioStop().event())
+        await asyncio.sleep(0.5)
+        await client.write_event(Event("voicestack-flush"))
+        await read_until(client, "played", 5)
+
+    written = sorted(sat.snd_file.parent.glob("played.*.wav"))
+    played = speech.seconds(speech.read_wav_pcm(written[0]))
+    assert 0.3 < played < 1.0 < speech.seconds(long_reply)
+
+
+async def test_a_second_owner_is_refused_and_the_next_is_accepted(
+    tmp_path: Path,
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with satellite(tmp_path, "--mic-file", str(wav)) as sat:
+        async with sat.connect() as first:
+            await first.write_event(Event("run-satellite"))
+            await first.write_event(Event("ping", {"text": "1"}))
+            await read_until(first, "pong", 5)
+            async with sat.connect() as second:
+                await second.write_event(Event("run-satellite"))
+                refusal, _ = await read_until(second, "error", 5)
+                assert await second.read_event() is None  # then closed
+        async with sat.connect() as third:
+            await third.write_event(Event("run-satellite"))
+            await third.write_event(Event("ping", {"text": "3"}))
+            pong, _ = await read_until(third, "pong", 5)
+
+    assert refusal.data["code"] == "busy"
+    assert pong.data["text"] == "3"
+    assert "Refusing 127.0.0.1" in sat.log_text()

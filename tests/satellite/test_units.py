@@ -1,0 +1,81 @@
+"""Satellite parts without sockets: preroll splice, settings file, conversion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voicestack_satellite.audio import StreamConverter
+from voicestack_satellite.preroll import PrerollBuffer
+from voicestack_satellite.settings import SettingsError, load
+
+
+def test_preroll_splice_is_sample_exact() -> None:
+    """Preroll up to the cut, then live audio: a continuous ramp, no gap or repeat."""
+    ramp = np.arange(10 * 1280, dtype=np.int64) % 30000
+    buffer = PrerollBuffer(capacity=16000)
+    for start in range(0, 6 * 1280, 1280):
+        buffer.append(ramp[start : start + 1280].astype(np.int16))
+    cut = buffer.end
+    sent = [buffer.since(cut - 3000)]
+    for start in range(6 * 1280, 10 * 1280, 1280):
+        live = ramp[start : start + 1280].astype(np.int16)
+        buffer.append(live)
+        sent.append(live)
+    stream = np.concatenate(sent).astype(np.int64)
+    assert len(stream) == 3000 + 4 * 1280
+    assert np.array_equal(stream, ramp[cut - 3000 :])
+
+
+def test_preroll_is_clipped_to_what_is_held() -> None:
+    buffer = PrerollBuffer(capacity=100)
+    buffer.append(np.arange(250, dtype=np.int16))
+    assert np.array_equal(buffer.since(0), np.arange(150, 250, dtype=np.int16))
+    assert len(buffer.since(buffer.end)) == 0
+
+
+def test_config_file_and_command_line_merge(tmp_path: Path) -> None:
+    wav = tmp_path / "mic.wav"
+    wav.write_bytes(b"")
+    config = tmp_path / "satellite.toml"
+    config.write_text(
+        f'name = "kitchen"\nmic-file = "{wav}"\nwake-word = ["okay_nabu"]\n'
+        'snd-command = "aplay -r 22050 -c 1 -f S16_LE -t raw"\n'
+    )
+    settings = load(["--config", str(config), "--area", "Kitchen"])
+    assert settings.name == "kitchen"
+    assert settings.area == "Kitchen"
+    assert settings.wake_words == ["okay_nabu"]
+    assert settings.snd_command == [
+        "aplay",
+        "-r",
+        "22050",
+        "-c",
+        "1",
+        "-f",
+        "S16_LE",
+        "-t",
+        "raw",
+    ]
+
+
+def test_config_file_errors_are_clear(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("name = \n")
+    with pytest.raises(SettingsError, match="not valid TOML"):
+        load(["--config", str(config)])
+    config.write_text('name = "x"\nmic-stdin = true\nlaser = 1\n')
+    with pytest.raises(SettingsError, match="unknown option"):
+        load(["--config", str(config)])
+
+
+def test_stream_conversion_has_no_seams() -> None:
+    """Converting in chunks equals converting at once (same length, no clicks)."""
+    tone = (np.sin(2 * np.pi * 300 * np.arange(16000) / 16000) * 8000).astype(np.int16)
+    chunked = StreamConverter(16000, 2, 1, 22050)
+    parts = [chunked.convert(tone[i : i + 777].tobytes()) for i in range(0, 16000, 777)]
+    out = np.concatenate(parts).astype(np.int64)
+    assert abs(len(out) - 22050) <= 1
+    assert np.max(np.abs(np.diff(out))) < 8000 * 2 * np.pi * 300 / 22050 * 1.1
