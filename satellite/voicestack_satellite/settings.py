@@ -42,13 +42,9 @@ class Settings:
     wake_refractory_s: float = 2.0
     vad_threshold: float = 0.5
     preroll_s: float = 1.0
-    silence_s: float = 0.8
     stop_on_wake: bool = True
-    awake_sound: Path | None = None
-    done_sound: Path | None = None
     timer_sound: Path | None = None
     timer_repeat: int = 5
-    mute_mic_during_awake: bool = True
     event_command: list[str] | None = None
     max_payload_bytes: int = 4 * 1024 * 1024
     zeroconf: bool = True
@@ -131,32 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
         "request so the first words are not clipped (default 1.0)",
     )
     add(
-        "--silence",
-        type=float,
-        dest="silence_s",
-        help="seconds of silence that end a follow-up utterance (default 0.8)",
-    )
-    add(
         "--no-stop-on-wake",
         dest="stop_on_wake",
         action="store_false",
         default=None,
         help="keep playing when the wake word is heard during playback",
     )
-    add(
-        "--awake-sound", type=Path, help="WAV played on wake ('default': shipped chime)"
-    )
-    add("--done-sound", type=Path, help="WAV played when the request ends")
     add("--timer-sound", type=Path, help="WAV repeated when a timer finishes")
     add(
         "--timer-repeat", type=int, help="how often the timer sound repeats (default 5)"
-    )
-    add(
-        "--no-mute-mic-during-awake",
-        dest="mute_mic_during_awake",
-        action="store_false",
-        default=None,
-        help="keep streaming the mic while the awake sound plays",
     )
     add(
         "--event-command",
@@ -182,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = ("mic_command", "snd_command", "event_command")
-_PATHS = ("mic_file", "snd_file", "awake_sound", "done_sound", "timer_sound")
+_PATHS = ("mic_file", "snd_file", "timer_sound")
 
 
 def load(argv: list[str] | None = None) -> Settings:
@@ -206,7 +185,6 @@ def _read_config(path: Path) -> dict[str, object]:
     aliases = {
         "wake_word": "wake_words",
         "preroll": "preroll_s",
-        "silence": "silence_s",
     }
     out: dict[str, object] = {}
     for key, value in raw.items():

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from homeassistant import config_entries
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 
 from custom_components.voicestack.const import DOMAIN
-from tests import servers
+from tests import servers, speech
+from tests.satellite.harness import satellite
 
 
 async def _submit(hass: HomeAssistant, host: str, port: int) -> dict:
@@ -36,3 +39,18 @@ async def test_a_tts_server_is_not_a_satellite(
 
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "not_a_satellite"}
+
+
+async def test_a_running_satellite_creates_an_entry(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(0.5))
+    async with satellite(tmp_path, "--mic-file", str(wav)) as sat:
+        result = await _submit(hass, "127.0.0.1", sat.port)
+        again = await _submit(hass, "127.0.0.1", sat.port)
+
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == "test-satellite"
+    assert result["data"] == {CONF_HOST: "127.0.0.1", CONF_PORT: sat.port}
+    assert again["type"] is FlowResultType.ABORT
+    assert again["reason"] == "already_configured"
