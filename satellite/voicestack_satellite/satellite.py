@@ -72,6 +72,7 @@ class SatelliteCoordinator:
         self._owner: Peer | None = None
         self._running = False  # owner sent run-satellite and no pause since
         self._streaming_since: float | None = None
+        self._streamed = 0  # samples sent in the current request (for timestamps)
         self._listen_until: float | None = None
         self._stream_ids = itertools.count(1)
         self._timer_streams: set[str] = set()
