@@ -1,8 +1,8 @@
 """scripts/demo: speak a command, find the wake word, transcribe what follows.
 
 Until the voice loop lands, the demo shows the satellite's front half on a generated
-WAV: Piper speaks the command, openWakeWord finds the wake word, faster-whisper
-transcribes the audio after it. Every engine is real and loads its model from a
+WAV: Piper speaks the command, the satellite's wake detector (openWakeWord) finds the
+wake word, faster-whisper transcribes the audio after it. Every engine is real and loads its model from a
 PyPI package.
 """
 
@@ -14,12 +14,12 @@ import sys
 import time
 
 import numpy as np
-from pyopen_wakeword import Model, OpenWakeWord, OpenWakeWordFeatures
 
 from tests import speech
 from voicestack_satellite.audio import AudioFormatError, read_wav
+from voicestack_satellite.mic import CHUNK_SAMPLES
+from voicestack_satellite.wake import BUILTIN_NAMES, WakeDetector, parse_spec
 
-CHUNK_SAMPLES = 1280  # openWakeWord's 80 ms step
 OUTPUT_DIR = Path("demo-output")
 
 
@@ -38,8 +38,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     source.add_argument("--wav", type=Path, help="use your own WAV instead of Piper")
     parser.add_argument(
         "--wake-word",
-        default=Model.HEY_JARVIS.value,
-        choices=[m.value for m in Model],
+        default="hey_jarvis",
+        choices=BUILTIN_NAMES,
         help="built-in openWakeWord model (default: %(default)s)",
     )
     parser.add_argument(
@@ -69,24 +69,22 @@ def main(argv: list[str] | None = None) -> int:
         wav = speech.write_wav(OUTPUT_DIR / "command.wav", pcm)
         log(f"Piper spoke {args.text!r} -> {wav} ({speech.seconds(pcm):.2f} s)")
 
-    features = OpenWakeWordFeatures.from_builtin()
-    model = OpenWakeWord.from_builtin(Model(args.wake_word))
+    # The satellite's own detector, as voicestack-satellite runs it.
+    detector = WakeDetector([parse_spec(args.wake_word, args.threshold)])
     samples = np.frombuffer(pcm, dtype=np.int16)
     detected_at = None
-    for start in range(0, len(samples), CHUNK_SAMPLES):
-        chunk = samples[start : start + CHUNK_SAMPLES].tobytes()
-        probabilities = [
-            p
-            for emb in features.process_streaming(chunk)
-            for p in model.process_streaming(emb)
-        ]
-        if probabilities and max(probabilities) > args.threshold:
-            detected_at = start + CHUNK_SAMPLES
-            log(
-                f"wake word {args.wake_word} at {detected_at / speech.RATE:.2f} s "
-                f"into the audio (p={max(probabilities):.2f})"
-            )
-            break
+    try:
+        for start in range(0, len(samples), CHUNK_SAMPLES):
+            end = start + CHUNK_SAMPLES
+            if detector.process(samples[start:end], end) is not None:
+                detected_at = end
+                log(
+                    f"wake word {args.wake_word} at {end / speech.RATE:.2f} s "
+                    "into the audio"
+                )
+                break
+    finally:
+        detector.close()
     if detected_at is None:
         log(f"no wake word {args.wake_word} in the audio")
         return 1

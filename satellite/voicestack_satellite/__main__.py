@@ -83,6 +83,8 @@ async def _run(
     )
     coordinator = SatelliteCoordinator(settings, wake, player, hooks)
     coordinator.on_run = mic.start
+    if isinstance(mic, CommandMic):
+        mic.on_error = coordinator.report_error
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await coordinator.handle_peer(Peer(reader, writer))

@@ -13,7 +13,6 @@ import time
 
 _LOGGER = logging.getLogger(__name__)
 
-STATES = ("idle", "wake", "listening", "thinking", "speaking", "error", "muted")
 RESTART_INTERVAL_S = 1.0
 
 

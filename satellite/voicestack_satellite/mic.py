@@ -69,16 +69,12 @@ class FileMic:
 class CommandMic:
     """A recorder process printing raw 16 kHz 16-bit mono PCM."""
 
-    def __init__(
-        self,
-        argv: list[str],
-        volume: float = 1.0,
-        on_error: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, argv: list[str], volume: float = 1.0) -> None:
         """``argv`` is run directly (no shell)."""
         self._argv = argv
         self._volume = volume
-        self._on_error = on_error or (lambda _message: None)
+        # Told when the recorder cannot start or exits (the coordinator reports it).
+        self.on_error: Callable[[str], None] = lambda _message: None
 
     def start(self) -> None:
         """The recorder runs from the beginning; nothing to start."""
@@ -112,7 +108,7 @@ class CommandMic:
 
     def _report(self, message: str) -> None:
         _LOGGER.error("%s; restarting", message)
-        self._on_error(message)
+        self.on_error(message)
 
 
 class StdinMic:

@@ -156,7 +156,6 @@ class Player:
         self._wake = asyncio.Event()  # new data or a control change
         self._control = asyncio.Event()  # pause, resume or flush only
         self._task: asyncio.Task[None] | None = None
-        self.silent_since: float | None = None
 
     @property
     def busy(self) -> bool:

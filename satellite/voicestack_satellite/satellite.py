@@ -280,6 +280,10 @@ class SatelliteCoordinator:
         if not self._player.busy and self._streaming_since is None:
             self._spawn(self._set_state("idle"))
 
+    def report_error(self, message: str) -> None:
+        """A part of the satellite failed (e.g. the mic command): state ``error``."""
+        self._spawn(self._set_state("error", message=message))
+
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run ``coro`` from a sync callback, keeping a reference until done."""
         task = asyncio.get_running_loop().create_task(coro)

@@ -7,7 +7,7 @@ trigger level (consecutive windows above threshold) and refractory period.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import logging
 from pathlib import Path
 
@@ -75,7 +75,6 @@ class _Tracker:
     model: OpenWakeWord
     above: int = 0
     quiet_until: int = 0  # sample index before which detections are ignored
-    best: float = field(default=0.0)
 
 
 class WakeDetector:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 import subprocess
 
@@ -85,14 +86,23 @@ async def test_unknown_events_are_ignored(tmp_path: Path) -> None:
 
 async def test_a_missing_mic_command_is_reported_and_retried(tmp_path: Path) -> None:
     message = "mic command '/nonexistent/arecord' cannot start"
+    states = tmp_path / "states.jsonl"
     async with satellite(
-        tmp_path, "--mic-command", "/nonexistent/arecord -r 16000"
+        tmp_path,
+        "--mic-command",
+        "/nonexistent/arecord -r 16000",
+        "--event-command",
+        f"tee -a {states}",
     ) as sat:
         async with asyncio.timeout(10):  # first attempt, then a retry after 1 s backoff
             while sat.log_text().count(message) < 2:
                 await asyncio.sleep(0.1)
         await _still_answers(sat)
         assert sat.process.poll() is None
+
+    reported = [json.loads(line) for line in states.read_text().splitlines()]
+    assert reported[0]["state"] == "error"
+    assert message in reported[0]["message"]
 
 
 def test_a_file_that_is_not_a_wav_is_a_cli_error(tmp_path: Path) -> None:
