@@ -25,9 +25,10 @@ SATELLITE_EVENTS: Final = (PREROLL, PROGRESS)
 PEER_EVENTS: Final = (PAUSE, RESUME, FLUSH, LISTEN)
 
 
-def info_block() -> dict[str, object]:
-    """What ``info`` carries under ``voicestack`` to announce the extensions."""
+def info_block(satellite_id: str) -> dict[str, object]:
+    """What ``info`` carries under ``voicestack``: a stable id and the extensions."""
     return {
+        "id": satellite_id,
         "protocol": PROTOCOL_VERSION,
         "sends": list(SATELLITE_EVENTS),
         "accepts": list(PEER_EVENTS),

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import logging
 import time
+import uuid
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,8 @@ class SatelliteCoordinator:
             ),
         )
         event = info.event()
-        event.data["voicestack"] = extensions.info_block()
+        satellite_id = s.satellite_id or f"{uuid.getnode():012x}-{s.port}"
+        event.data["voicestack"] = extensions.info_block(satellite_id)
         return event
 
     async def _send(self, event: Event) -> None:

@@ -26,6 +26,7 @@ class Settings:
 
     name: str
     area: str | None = None
+    satellite_id: str | None = None  # stable id for Home Assistant; default: MAC-port
     host: str = "0.0.0.0"  # noqa: S104 - a satellite listens for Home Assistant
     port: int = 10700
     mic_command: list[str] | None = None
@@ -62,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--config", type=Path, help="TOML file with any of these options")
     add("--name", help="satellite name shown in Home Assistant (required)")
     add("--area", help="area (room) the satellite is in")
+    add(
+        "--id",
+        dest="satellite_id",
+        help="stable id Home Assistant uses to recognise this satellite "
+        "(default: this machine's MAC address and the port)",
+    )
     add(
         "--uri",
         help="where to listen, tcp://HOST:PORT (default: tcp://0.0.0.0:10700)",
@@ -183,6 +190,7 @@ def _read_config(path: Path) -> dict[str, object]:
     except tomllib.TOMLDecodeError as err:
         raise SettingsError(f"config file {path} is not valid TOML: {err}") from err
     aliases = {
+        "id": "satellite_id",
         "wake_word": "wake_words",
         "preroll": "preroll_s",
     }

@@ -39,6 +39,7 @@ async def test_describe_answers_a_satellite_info(tmp_path: Path) -> None:
     assert info.satellite.max_active_wake_words == 2
     assert [m.name for m in info.wake[0].models] == ["hey_jarvis", "okay_nabu"]
     assert event.data["voicestack"]["protocol"] == 1
+    assert event.data["voicestack"]["id"].endswith(f"-{sat.port}")
     assert "voicestack-flush" in event.data["voicestack"]["accepts"]
 
 
