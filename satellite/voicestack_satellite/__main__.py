@@ -15,6 +15,7 @@ from .peer import Peer
 from .player import CommandSink, FileSink, Player, Sink
 from .satellite import SatelliteCoordinator
 from .settings import Settings, SettingsError, load
+from .sounds import Sounds
 from .wake import WakeDetector, WakeWordError, parse_spec
 from .wire import MAX_HEADER_BYTES
 
@@ -29,6 +30,12 @@ def main(argv: list[str] | None = None) -> None:
             parse_spec(word, settings.wake_threshold) for word in settings.wake_words
         ]
         mic = _make_mic(settings)
+        sounds = Sounds.load(
+            awake=settings.awake_sound,
+            done=settings.done_sound,
+            timer=settings.timer_sound,
+            feedback=settings.feedback_sounds,
+        )
     except (SettingsError, WakeWordError, AudioFormatError) as err:
         print(f"voicestack-satellite: error: {err}", file=sys.stderr)  # noqa: T201
         sys.exit(2)
@@ -42,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         refractory_samples=round(settings.wake_refractory_s * 16000),
     )
     try:
-        asyncio.run(_run(settings, mic, wake))
+        asyncio.run(_run(settings, mic, wake, sounds))
     except OSError as err:
         _LOGGER.error(
             "Cannot listen on %s:%s: %s", settings.host, settings.port, err.strerror
@@ -68,7 +75,10 @@ def _make_sink(settings: Settings) -> Sink:
 
 
 async def _run(
-    settings: Settings, mic: FileMic | CommandMic | StdinMic, wake: WakeDetector
+    settings: Settings,
+    mic: FileMic | CommandMic | StdinMic,
+    wake: WakeDetector,
+    sounds: Sounds,
 ) -> None:
     hooks = EventCommand(settings.event_command) if settings.event_command else None
     coordinator: SatelliteCoordinator
@@ -81,7 +91,9 @@ async def _run(
         on_progress=lambda *args: coordinator.on_progress(*args),  # noqa: PLW0108
         on_played=lambda stream_id: coordinator.on_played(stream_id),  # noqa: PLW0108
     )
-    coordinator = SatelliteCoordinator(settings, wake, player, hooks)
+    coordinator = SatelliteCoordinator(
+        settings, wake, player, sounds=sounds, hooks=hooks
+    )
     coordinator.on_run = mic.start
     if isinstance(mic, CommandMic):
         mic.on_error = coordinator.report_error

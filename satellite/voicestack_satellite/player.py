@@ -42,10 +42,15 @@ class Sink(Protocol):
 
 
 class FileSink:
-    """Each stream becomes ``<stem>.<n>.wav`` next to ``path`` when it ends."""
+    """Each stream becomes a WAV next to ``path`` when it ends.
+
+    Streams from the peer are ``<stem>.<n>.wav``, numbered from 1 in the order they
+    end; the satellite's own sounds (non-numeric ids such as ``awake-3``) are
+    ``<stem>-sounds.<id>.wav``, so they never shift the peer's numbering.
+    """
 
     def __init__(self, path: Path, rate: int) -> None:
-        """Streams are numbered from 1 in the order they end."""
+        """Nothing is written until a stream ends."""
         self._path = path
         self._rate = rate
         self._count = 0
@@ -56,10 +61,12 @@ class FileSink:
 
     def stream_ended(self, stream_id: str, samples: np.ndarray) -> None:
         """Write the WAV of what was played."""
-        self._count += 1
-        out = self._path.with_name(
-            f"{self._path.stem}.{self._count}{self._path.suffix}"
-        )
+        stem, suffix = self._path.stem, self._path.suffix
+        if stream_id.isdigit():
+            self._count += 1
+            out = self._path.with_name(f"{stem}.{self._count}{suffix}")
+        else:
+            out = self._path.with_name(f"{stem}-sounds.{stream_id}{suffix}")
         write_wav(out, samples.tobytes(), self._rate)
         self.written.append(out)
         _LOGGER.debug("Wrote stream %s to %s", stream_id, out)
@@ -216,10 +223,17 @@ class Player:
         self._paused = False
         self._signal_control()
 
-    def flush(self) -> None:
-        """Drop everything now; each dropped stream still reports ``played``."""
-        while self._streams:
-            stream = self._streams.popleft()
+    def flush(self, only: Callable[[str], bool] | None = None) -> None:
+        """Drop every stream now, or those whose id ``only`` accepts.
+
+        Each dropped stream still reports ``played``: the peer waits for it.
+        """
+        dropped: list[_Stream] = []
+        kept: deque[_Stream] = deque()
+        for stream in self._streams:
+            (dropped if only is None or only(stream.stream_id) else kept).append(stream)
+        self._streams = kept
+        for stream in dropped:
             played = stream.buffered()[: stream.position]
             self._sink.stream_ended(stream.stream_id, played)
             self._on_progress(
@@ -229,7 +243,8 @@ class Player:
                 "flushed",
             )
             self._on_played(stream.stream_id)
-        self._paused = False
+        if only is None:
+            self._paused = False
         self._signal_control()
 
     def _signal_control(self) -> None:

@@ -13,8 +13,8 @@ import contextlib
 import itertools
 import logging
 import time
-import uuid
 from typing import Any
+import uuid
 
 import numpy as np
 from wyoming.asr import Transcript
@@ -39,6 +39,7 @@ from .peer import Peer
 from .player import Player
 from .preroll import PrerollBuffer
 from .settings import Settings
+from .sounds import Sounds
 from .vad import SpeechDetector
 from .wake import WakeDetector
 
@@ -59,6 +60,8 @@ class SatelliteCoordinator:
         settings: Settings,
         wake: WakeDetector,
         player: Player,
+        *,
+        sounds: Sounds,
         hooks: EventCommand | None = None,
         on_speech_during_playback: Callable[[int], None] | None = None,
     ) -> None:
@@ -66,6 +69,7 @@ class SatelliteCoordinator:
         self._settings = settings
         self._wake = wake
         self._player = player
+        self._sounds = sounds
         self._hooks = hooks
         self._on_speech_during_playback = on_speech_during_playback or (lambda _s: None)
         self._vad = SpeechDetector(settings.vad_threshold)
@@ -76,10 +80,11 @@ class SatelliteCoordinator:
         self._streamed = 0  # samples sent in the current request (for timestamps)
         self._listen_until: float | None = None
         self._stream_ids = itertools.count(1)
-        self._timer_streams: set[str] = set()
+        self._sound_streams: set[str] = set()  # our own sounds: no played, no progress
+        self._muted_until_played: str | None = None  # the awake sound's stream
         self._background: set[asyncio.Task[None]] = set()
         self.on_run: Callable[[], None] = lambda: None
-        self.state = "idle"
+        self.state = ""  # nothing reported yet: the first state always is
 
     # -- peers ------------------------------------------------------------------
 
@@ -153,7 +158,8 @@ class SatelliteCoordinator:
             names = Detect.from_event(event).names or []
             _LOGGER.info("Active wake words: %s", self._wake.set_active(names))
         elif VoiceStopped.is_type(kind) or Transcript.is_type(kind):
-            await self._stop_streaming()
+            if await self._stop_streaming():
+                self._play_sound("done")
             await self._set_state("thinking")
         elif Synthesize.is_type(kind):
             await self._set_state("thinking")
@@ -178,13 +184,8 @@ class SatelliteCoordinator:
             self._player.feed(event.payload or b"")
         elif AudioStop.is_type(kind):
             self._player.end()
-        elif TimerFinished.is_type(kind):
-            self._play_timer_sound()
-        elif TimerCancelled.is_type(kind):
-            if self._timer_streams:
-                self._player.flush()
         elif kind.startswith("timer-"):
-            await self._hook("timer", event=kind, **event.data)
+            await self._on_timer_event(event)
         elif kind == extensions.PAUSE:
             self._player.pause()
         elif kind == extensions.RESUME:
@@ -270,13 +271,17 @@ class SatelliteCoordinator:
         self, stream_id: str, played: int, total: int | None, state: str
     ) -> None:
         """Report playback progress (VoiceStack extension)."""
+        if stream_id in self._sound_streams:
+            return
         data = {"stream": stream_id, "played": played, "total": total, "state": state}
         self._spawn(self._send(Event(extensions.PROGRESS, data)))
 
     def on_played(self, stream_id: str) -> None:
         """The last sample of a stream was played: tell the owner."""
-        if stream_id in self._timer_streams:
-            self._timer_streams.discard(stream_id)
+        if stream_id in self._sound_streams:
+            self._sound_streams.discard(stream_id)
+            if stream_id == self._muted_until_played:
+                self._muted_until_played = None
             return
         self._spawn(self._send(Played().event()))
         if not self._player.busy and self._streaming_since is None:
@@ -292,19 +297,28 @@ class SatelliteCoordinator:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _play_timer_sound(self) -> None:
-        sound = self._settings.timer_sound
-        if sound is None:
-            return
-        from .audio import read_wav  # noqa: PLC0415 - only when a timer rings
-
-        pcm = read_wav(sound).tobytes()
-        for _ in range(self._settings.timer_repeat):
-            stream_id = f"timer-{next(self._stream_ids)}"
-            self._timer_streams.add(stream_id)
+    def _play_sound(self, kind: str, repeat: int = 1) -> str | None:
+        """Queue one of our own sounds; its stream id, or None if switched off."""
+        samples = self._sounds.get(kind)
+        if samples is None:
+            return None
+        pcm = samples.tobytes()
+        stream_id = None
+        for _ in range(repeat):
+            stream_id = f"{kind}-{next(self._stream_ids)}"
+            self._sound_streams.add(stream_id)
             self._player.begin(stream_id, RATE, 2, 1)
             self._player.feed(pcm)
             self._player.end()
+        return stream_id
+
+    async def _on_timer_event(self, event: Event) -> None:
+        """Ring on ``timer-finished`` until cancelled (or the repeat limit)."""
+        if TimerFinished.is_type(event.type):
+            self._play_sound("timer", self._settings.timer_repeat)
+        elif TimerCancelled.is_type(event.type):
+            self._player.flush(only=lambda stream_id: stream_id.startswith("timer-"))
+        await self._hook("timer", event=event.type, **event.data)
 
     # -- audio ------------------------------------------------------------------
 
@@ -313,7 +327,10 @@ class SatelliteCoordinator:
         self._preroll.append(samples)
         end = self._preroll.end
         if self._streaming_since is not None:
-            await self._stream(samples, end)
+            live = (
+                samples if self._muted_until_played is None else np.zeros_like(samples)
+            )
+            await self._stream(live, end)
             if time.monotonic() - self._streaming_since > MAX_STREAM_S:
                 _LOGGER.warning(
                     "No end of utterance from the peer after %s s", MAX_STREAM_S
@@ -341,6 +358,9 @@ class SatelliteCoordinator:
         await self._set_state("wake", name=name)
         if self._player.busy and self._settings.stop_on_wake:
             self._player.flush()
+        awake = self._play_sound("awake")
+        if self._settings.mute_during_awake:
+            self._muted_until_played = awake
         self._wake.reset()
         await self._send(
             Detection(name=name, timestamp=round(end * 1000 / RATE)).event()
@@ -389,14 +409,17 @@ class SatelliteCoordinator:
             )
             self._streamed += len(part)
 
-    async def _stop_streaming(self) -> None:
+    async def _stop_streaming(self) -> bool:
+        """End the request's audio; False if none was streaming."""
         if self._streaming_since is None:
-            return
+            return False
         self._streaming_since = None
+        self._muted_until_played = None
         self._vad.reset()
         await self._send(
             AudioStop(timestamp=round(self._streamed * 1000 / RATE)).event()
         )
+        return True
 
     async def close(self) -> None:
         """Close the owner connection."""

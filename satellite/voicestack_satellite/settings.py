@@ -44,6 +44,10 @@ class Settings:
     vad_threshold: float = 0.5
     preroll_s: float = 1.0
     stop_on_wake: bool = True
+    awake_sound: Path | None = None  # None: the shipped chime
+    done_sound: Path | None = None
+    feedback_sounds: bool = True  # awake and done chimes
+    mute_during_awake: bool = True
     timer_sound: Path | None = None
     timer_repeat: int = 5
     event_command: list[str] | None = None
@@ -140,9 +144,41 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="keep playing when the wake word is heard during playback",
     )
-    add("--timer-sound", type=Path, help="WAV repeated when a timer finishes")
     add(
-        "--timer-repeat", type=int, help="how often the timer sound repeats (default 5)"
+        "--awake-sound",
+        type=Path,
+        help="WAV played when the wake word is heard (default: a short chime)",
+    )
+    add(
+        "--done-sound",
+        type=Path,
+        help="WAV played when the request has been heard (default: a short chime)",
+    )
+    add(
+        "--no-sounds",
+        dest="feedback_sounds",
+        action="store_false",
+        default=None,
+        help="play neither the awake nor the done sound",
+    )
+    add(
+        "--no-mute-during-awake",
+        dest="mute_during_awake",
+        action="store_false",
+        default=None,
+        help="send the mic as is while the awake sound plays (default: silence, "
+        "so the request does not contain the chime)",
+    )
+    add(
+        "--timer-sound",
+        type=Path,
+        help="WAV repeated when a timer finishes (default: three beeps)",
+    )
+    add(
+        "--timer-repeat",
+        type=int,
+        help="how often the timer sound repeats unless cancelled; 0 for none "
+        "(default 5)",
     )
     add(
         "--event-command",
@@ -168,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = ("mic_command", "snd_command", "event_command")
-_PATHS = ("mic_file", "snd_file", "timer_sound")
+_PATHS = ("mic_file", "snd_file", "awake_sound", "done_sound", "timer_sound")
 
 
 def load(argv: list[str] | None = None) -> Settings:
@@ -242,8 +278,10 @@ def _check(settings: Settings) -> None:
         )
     if settings.snd_command is None and settings.snd_file is None:
         raise SettingsError("choose one of --snd-command, --snd-file")
-    if settings.mic_file is not None and not settings.mic_file.is_file():
-        raise SettingsError(f"--mic-file {settings.mic_file} does not exist")
+    for key in ("mic_file", "awake_sound", "done_sound", "timer_sound"):
+        path = getattr(settings, key)
+        if path is not None and not path.is_file():
+            raise SettingsError(f"--{key.replace('_', '-')} {path} does not exist")
     if not 0.0 < settings.wake_threshold < 1.0:
         raise SettingsError("--wake-threshold must be between 0 and 1")
     if not 0.0 < settings.vad_threshold < 1.0:
@@ -258,5 +296,7 @@ def _check(settings: Settings) -> None:
         raise SettingsError(f"--snd-rate {settings.snd_rate} is not a common rate")
     if settings.max_payload_bytes < 1024:
         raise SettingsError("--max-payload must be at least 1024 bytes")
+    if not 0 <= settings.timer_repeat <= 100:
+        raise SettingsError("--timer-repeat must be between 0 and 100")
     if not settings.wake_words:
         raise SettingsError("at least one --wake-word is needed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+import shlex
 
 import numpy as np
 import pytest
@@ -79,3 +80,25 @@ def test_stream_conversion_has_no_seams() -> None:
     out = np.concatenate(parts).astype(np.int64)
     assert abs(len(out) - 22050) <= 1
     assert np.max(np.abs(np.diff(out))) < 8000 * 2 * np.pi * 300 / 22050 * 1.1
+
+
+def test_shipped_service_and_config_are_valid() -> None:
+    """The systemd unit's ExecStart with the example config parses cleanly."""
+    systemd = Path(__file__).parents[2] / "satellite" / "systemd"
+    unit = (systemd / "voicestack-satellite.service").read_text()
+    exec_start = next(
+        line.split("=", 1)[1]
+        for line in unit.splitlines()
+        if line.startswith("ExecStart=")
+    )
+    program, *argv = shlex.split(exec_start)
+    assert program.endswith("/bin/voicestack-satellite")
+    assert argv == ["--config", "/etc/voicestack/satellite.toml"]
+    settings = load(["--config", str(systemd / "satellite.toml")])
+    assert settings.mic_command is not None
+    assert settings.mic_command[0] == "arecord"
+    assert settings.snd_command is not None
+    assert settings.snd_command[0] == "aplay"
+    assert settings.port == 10700
+    assert "\nUser=voicestack\n" in unit
+    assert "\nRestart=always\n" in unit
