@@ -368,7 +368,11 @@ class SatelliteCoordinator:
         await self._start_streaming(name, end)
 
     async def _start_streaming(self, wake_word: str | None, cut: int) -> None:
-        """Send run-pipeline and the preroll from ``cut - preroll`` up to now."""
+        """Send run-pipeline and the audio from shortly before ``cut`` up to now.
+
+        ``cut`` is the wake word detection or the speech onset; the preroll
+        before it is ``--wake-preroll`` or ``--preroll`` respectively.
+        """
         if self._owner is None:
             return
         start_stage = PipelineStage.ASR
@@ -379,7 +383,10 @@ class SatelliteCoordinator:
                 wake_word_name=wake_word,
             ).event()
         )
-        preroll_start = max(0, cut - round(self._settings.preroll_s * RATE))
+        seconds = (
+            self._settings.wake_preroll_s if wake_word else self._settings.preroll_s
+        )
+        preroll_start = max(0, cut - round(seconds * RATE))
         preroll = self._preroll.since(preroll_start)
         await self._send(
             Event(

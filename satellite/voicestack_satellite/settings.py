@@ -43,6 +43,9 @@ class Settings:
     wake_refractory_s: float = 2.0
     vad_threshold: float = 0.5
     preroll_s: float = 1.0
+    # After a wake word only the words after it matter: a short preroll keeps the
+    # wake word itself out of the request (stock peers send it to STT as is).
+    wake_preroll_s: float = 0.3
     stop_on_wake: bool = True
     awake_sound: Path | None = None  # None: the shipped chime
     done_sound: Path | None = None
@@ -134,8 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--preroll",
         type=float,
         dest="preroll_s",
-        help="seconds of audio kept before the wake word end and sent with the "
-        "request so the first words are not clipped (default 1.0)",
+        help="seconds of audio kept before the speech onset and sent with a "
+        "request started by voice activity (listen-now), so the first words are "
+        "not clipped; also the most --wake-preroll can be (default 1.0)",
+    )
+    add(
+        "--wake-preroll",
+        type=float,
+        dest="wake_preroll_s",
+        help="seconds before the wake word detection sent with the request: "
+        "catches words said while the detector decided, without sending the "
+        "wake word itself to speech-to-text (default 0.3)",
     )
     add(
         "--no-stop-on-wake",
@@ -229,6 +241,7 @@ def _read_config(path: Path) -> dict[str, object]:
         "id": "satellite_id",
         "wake_word": "wake_words",
         "preroll": "preroll_s",
+        "wake_preroll": "wake_preroll_s",
     }
     out: dict[str, object] = {}
     for key, value in raw.items():
@@ -290,6 +303,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("--wake-trigger-level must be at least 1")
     if not 0.0 <= settings.preroll_s <= 10.0:
         raise SettingsError("--preroll must be between 0 and 10 seconds")
+    if not 0.0 <= settings.wake_preroll_s <= settings.preroll_s:
+        raise SettingsError("--wake-preroll must be between 0 and --preroll")
     if not 1 <= settings.port <= 65535:
         raise SettingsError(f"port {settings.port} is not in 1..65535")
     if settings.snd_rate not in (8000, 16000, 22050, 24000, 44100, 48000):

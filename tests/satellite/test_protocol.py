@@ -68,7 +68,7 @@ async def test_wake_word_streams_the_request_with_preroll(tmp_path: Path) -> Non
     assert detection.data["name"] == "hey_jarvis"
     assert run.data["start_stage"] == "asr"
     assert run.data["end_stage"] == "tts"
-    assert preroll.data["samples"] == 16000  # the default one second
+    assert preroll.data["samples"] == 4800  # the default 0.3 s after a wake word
     text = speech.transcribe(audio).lower()
     assert "kitchen" in text
     assert "light" in text
