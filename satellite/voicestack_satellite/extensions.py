@@ -1,8 +1,8 @@
 """VoiceStack's extra Wyoming events (see docs/protocol.md).
 
-Stock peers ignore unknown event types and unknown ``info`` keys, so the satellite
-stays a standard Wyoming satellite. A peer learns that these events are understood
-from the ``voicestack`` key of ``info``.
+The satellite stays a standard Wyoming satellite: a peer learns that these events
+are understood from the ``voicestack`` key of ``info``, and the satellite sends its
+own extension events only to a peer that asked for them with ``voicestack-hello``.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ PREROLL: Final = "voicestack-preroll"  # {samples, rate}: audio prepended before
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
 
 # peer -> satellite
+HELLO: Final = "voicestack-hello"  # {protocol}: send me the satellite -> peer events
 PAUSE: Final = "voicestack-pause"  # {} pause playback within one block
 RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample offset
 FLUSH: Final = "voicestack-flush"  # {} drop queued playback now
 LISTEN: Final = "voicestack-listen"  # {timeout}: open the mic without a wake word
 
 SATELLITE_EVENTS: Final = (PREROLL, PROGRESS)
-PEER_EVENTS: Final = (PAUSE, RESUME, FLUSH, LISTEN)
+PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
 
 
 def info_block(satellite_id: str) -> dict[str, object]:

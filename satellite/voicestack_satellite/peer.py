@@ -26,6 +26,7 @@ class Peer:
         self.name = f"{host}:{port}"
         self._lock = asyncio.Lock()
         self.closed = False
+        self.extensions = False  # sent voicestack-hello: wants our extra events
         reader._limit = MAX_HEADER_BYTES  # noqa: SLF001 - StreamReader has no setter
 
     async def read(self, max_payload: int) -> Event | None:

@@ -116,6 +116,9 @@ class SatelliteCoordinator:
         if Ping.is_type(kind):
             await peer.send(Pong(text=Ping.from_event(event).text).event())
             return True
+        if kind == extensions.HELLO:
+            peer.extensions = True
+            return True
         if RunSatellite.is_type(kind):
             return await self._claim(peer)
         if peer is not self._owner:
@@ -255,6 +258,11 @@ class SatelliteCoordinator:
         if self._owner is not None:
             await self._owner.send(event)
 
+    async def _send_extension(self, event: Event) -> None:
+        """Only peers that said ``voicestack-hello`` get our own events."""
+        if self._owner is not None and self._owner.extensions:
+            await self._owner.send(event)
+
     async def _set_state(self, state: str, **details: object) -> None:
         if state != self.state:
             self.state = state
@@ -274,7 +282,7 @@ class SatelliteCoordinator:
         if stream_id in self._sound_streams:
             return
         data = {"stream": stream_id, "played": played, "total": total, "state": state}
-        self._spawn(self._send(Event(extensions.PROGRESS, data)))
+        self._spawn(self._send_extension(Event(extensions.PROGRESS, data)))
 
     def on_played(self, stream_id: str) -> None:
         """The last sample of a stream was played: tell the owner."""
@@ -388,7 +396,7 @@ class SatelliteCoordinator:
         )
         preroll_start = max(0, cut - round(seconds * RATE))
         preroll = self._preroll.since(preroll_start)
-        await self._send(
+        await self._send_extension(
             Event(
                 extensions.PREROLL, {"samples": len(preroll), "rate": RATE, "cut": cut}
             )

@@ -22,3 +22,10 @@ def piper() -> Iterator[servers.Server]:
     """A real wyoming-piper server on loopback, shared by the session."""
     with servers.piper_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def whisper() -> Iterator[servers.Server]:
+    """A real wyoming-faster-whisper server on loopback, shared by the session."""
+    with servers.whisper_server() as server:
+        yield server

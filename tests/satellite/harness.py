@@ -93,3 +93,13 @@ async def read_until(
         if event.type == event_type:
             return event, seen
         seen.append(event)
+
+
+async def run_satellite(client: AsyncTcpClient, *, extensions: bool = True) -> None:
+    """Take ownership as VoiceStack does: ``voicestack-hello``, then ``run-satellite``.
+
+    With ``extensions=False`` the client behaves like a stock Wyoming peer.
+    """
+    if extensions:
+        await client.write_event(Event("voicestack-hello", {"protocol": 1}))
+    await client.write_event(Event("run-satellite"))

@@ -11,7 +11,7 @@ from wyoming.audio import AudioStart
 from wyoming.event import Event
 
 from tests import speech
-from tests.satellite.harness import CLI, read_until, satellite
+from tests.satellite.harness import CLI, read_until, run_satellite, satellite
 
 
 async def _raw(port: int, data: bytes) -> bytes:
@@ -60,7 +60,7 @@ async def test_audio_it_cannot_convert_is_refused_with_an_error(tmp_path: Path) 
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(AudioStart(rate=16000, width=3, channels=1).event())
         error, _ = await read_until(client, "error", 5)
         await client.write_event(Event("ping", {"text": "alive"}))
@@ -77,7 +77,7 @@ async def test_unknown_events_are_ignored(tmp_path: Path) -> None:
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(Event("something-from-the-future", {"x": 1}))
         await client.write_event(Event("ping", {"text": "ok"}))
         pong, _ = await read_until(client, "pong", 5)

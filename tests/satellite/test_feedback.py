@@ -16,7 +16,7 @@ from wyoming.event import Event
 
 from scripts.make_sounds import render
 from tests import speech
-from tests.satellite.harness import read_until, satellite
+from tests.satellite.harness import read_until, run_satellite, satellite
 from voicestack_satellite.sounds import KINDS, default_path
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
@@ -48,7 +48,7 @@ async def _request_audio(tmp_path: Path, *args: str) -> tuple[int, bytes, list[P
         satellite(tmp_path, "--mic-file", str(wav), *args) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         preroll, _ = await read_until(client, "voicestack-preroll", 10)
         audio = b""
         while len(audio) < 3 * 32000:
@@ -105,7 +105,7 @@ async def test_timer_rings_until_cancelled_and_never_reports_played(
         ) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(
             Event("timer-started", {"id": "t1", "total_seconds": 60, "name": "tea"})
         )
@@ -145,7 +145,7 @@ async def test_wake_word_during_playback_stops_it_and_starts_a_request(
         satellite(tmp_path, "--mic-file", str(wav), "--no-sounds") as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
         await client.write_event(
             AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
@@ -176,7 +176,7 @@ async def test_listen_now_streams_speech_without_a_wake_word(tmp_path: Path) -> 
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(Event("voicestack-listen", {"timeout": 5}))
         run, _ = await read_until(client, "run-pipeline", 5)
         preroll, _ = await read_until(client, "voicestack-preroll", 2)
@@ -199,7 +199,7 @@ async def test_listen_now_times_out_on_silence(tmp_path: Path) -> None:
         ) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(Event("voicestack-listen", {"timeout": 0.5}))
         await asyncio.sleep(1.5)
         await client.write_event(Event("ping", {"text": "x"}))
@@ -227,7 +227,7 @@ async def test_event_command_sees_every_state_of_a_request(tmp_path: Path) -> No
         ) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await read_until(client, "audio-start", 10)
         await client.write_event(Event("transcript", {"text": "kitchen lights"}))
         await read_until(client, "audio-stop", 5)

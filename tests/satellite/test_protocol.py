@@ -11,7 +11,7 @@ from wyoming.event import Event
 from wyoming.info import Describe, Info
 
 from tests import speech
-from tests.satellite.harness import read_until, satellite
+from tests.satellite.harness import read_until, run_satellite, satellite
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
 
@@ -51,7 +51,7 @@ async def test_wake_word_streams_the_request_with_preroll(tmp_path: Path) -> Non
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         detection, _ = await read_until(client, "detection", 10)
         run, _ = await read_until(client, "run-pipeline", 2)
         preroll, _ = await read_until(client, "voicestack-preroll", 2)
@@ -81,7 +81,7 @@ async def test_played_comes_when_the_last_sample_was_played(tmp_path: Path) -> N
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
         for start in range(0, len(reply), 4096):
             chunk = reply[start : start + 4096]
@@ -112,7 +112,7 @@ async def test_flush_silences_playback_within_a_block(tmp_path: Path) -> None:
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(Event("run-satellite"))
+        await run_satellite(client)
         await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
         await client.write_event(
             AudioChunk(rate=16000, width=2, channels=1, audio=long_reply).event()
@@ -148,3 +148,29 @@ async def test_a_second_owner_is_refused_and_the_next_is_accepted(
     assert refusal.data["code"] == "busy"
     assert pong.data["text"] == "3"
     assert "Refusing 127.0.0.1" in sat.log_text()
+
+
+async def test_a_stock_peer_gets_no_extension_events(tmp_path: Path) -> None:
+    """Without ``voicestack-hello`` the satellite speaks plain Wyoming only."""
+    wav = speech.write_wav(
+        tmp_path / "mic.wav", speech.pad(speech.speak(COMMAND), 0.5, 2.0)
+    )
+    reply = speech.speak("Done.")
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await run_satellite(client, extensions=False)
+        _, before_audio = await read_until(client, "audio-start", 10)
+        await client.write_event(Event("transcript", {"text": "kitchen lights"}))
+        _, streamed = await read_until(client, "audio-stop", 5)
+        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        await client.write_event(
+            AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
+        )
+        await client.write_event(AudioStop().event())
+        _, playing = await read_until(client, "played", 5)
+
+    seen = {e.type for e in before_audio + streamed + playing}
+    assert not {t for t in seen if t.startswith("voicestack-")}
+    assert {"detection", "run-pipeline", "audio-chunk"} <= seen
