@@ -2,48 +2,64 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryNotReady
+from homeassistant.helpers import device_registry as dr
 
-from .const import DESCRIBE_TIMEOUT_S, DOMAIN
-from .core.wyoming_info import PeerUnreachableError, async_describe
+from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
+from .core.identity import Identity, async_identify
+from .core.wyoming_info import PeerUnreachableError
+from .hub import SatelliteHub, VoiceStackConfigEntry
 
-
-@dataclass(slots=True)
-class VoiceStackData:
-    """What a loaded entry holds (``entry.runtime_data``)."""
-
-    satellite_name: str
-    satellite_version: str | None
-
-
-type VoiceStackConfigEntry = ConfigEntry[VoiceStackData]
+MANUFACTURER = "VoiceStack"
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
-    """Check the satellite answers, then hold what it told us."""
+    """Describe the satellite, register its device, connect and keep connected."""
+    host, port = entry.data[CONF_HOST], entry.data[CONF_PORT]
     try:
-        info = await async_describe(
-            entry.data[CONF_HOST], entry.data[CONF_PORT], DESCRIBE_TIMEOUT_S
-        )
+        identity = await async_identify(host, port, DESCRIBE_TIMEOUT_S)
     except PeerUnreachableError as err:
         raise ConfigEntryNotReady(
             translation_domain=DOMAIN,
             translation_key="cannot_connect",
             translation_placeholders={"error": str(err)},
         ) from err
-    satellite = info.satellite
-    entry.runtime_data = VoiceStackData(
-        satellite_name=satellite.name if satellite else entry.title,
-        satellite_version=satellite.version if satellite else None,
-    )
+    if identity.satellite is None:
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="not_a_satellite",
+            translation_placeholders={"address": f"{host}:{port}"},
+        )
+    hub = SatelliteHub(hass, entry, identity)
+    _register_device(hass, entry, hub.satellite_id, identity)
+    entry.runtime_data = hub
+    hub.start()
+    entry.async_on_unload(hub.stop)
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
-    """Nothing runs yet between setup and unload."""
-    return True
+    """Remove the entities; the link stops through ``async_on_unload``."""
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+def _register_device(
+    hass: HomeAssistant,
+    entry: VoiceStackConfigEntry,
+    satellite_id: str,
+    identity: Identity,
+) -> None:
+    satellite = identity.satellite
+    assert satellite is not None
+    dr.async_get(hass).async_get_or_create(
+        config_entry_id=entry.entry_id,
+        identifiers={(DOMAIN, satellite_id)},
+        name=satellite.name or entry.title,
+        manufacturer=MANUFACTURER,
+        model="voicestack-satellite" if identity.voicestack else "Wyoming satellite",
+        sw_version=satellite.version,
+        suggested_area=satellite.area,
+    )

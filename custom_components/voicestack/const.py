@@ -2,7 +2,19 @@
 
 from typing import Final
 
+from homeassistant.const import Platform
+
 DOMAIN: Final = "voicestack"
 DEFAULT_PORT: Final = 10700
-# How long the config flow waits for a satellite to answer `describe`.
+# How long the config flow and setup wait for a satellite to answer `describe`.
 DESCRIBE_TIMEOUT_S: Final = 5.0
+PLATFORMS: Final = [
+    Platform.ASSIST_SATELLITE,
+    Platform.BINARY_SENSOR,
+    Platform.SELECT,
+    Platform.SWITCH,
+]
+# Fired for every transcript, with the routing decision.
+EVENT_UTTERANCE: Final = "voicestack_utterance"
+# A follow-up question opens the mic for this long without a wake word.
+FOLLOW_UP_TIMEOUT_S: Final = 8.0

@@ -48,7 +48,6 @@ _LOGGER = logging.getLogger(__name__)
 ATTRIBUTION = Attribution(
     name="VoiceStack", url="https://github.com/voicestack/voicestack"
 )
-MAX_STREAM_S = 15.0  # safety net if the peer never says the utterance ended
 WAKE_ENGINE = "openwakeword"
 
 
@@ -339,10 +338,9 @@ class SatelliteCoordinator:
                 samples if self._muted_until_played is None else np.zeros_like(samples)
             )
             await self._stream(live, end)
-            if time.monotonic() - self._streaming_since > MAX_STREAM_S:
-                _LOGGER.warning(
-                    "No end of utterance from the peer after %s s", MAX_STREAM_S
-                )
+            limit = self._settings.max_request_s
+            if time.monotonic() - self._streaming_since > limit:
+                _LOGGER.warning("No end of utterance from the peer after %s s", limit)
                 await self._stop_streaming()
             return
         speech, onset = self._vad.process(samples)

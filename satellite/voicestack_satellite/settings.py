@@ -47,6 +47,7 @@ class Settings:
     # wake word itself out of the request (stock peers send it to STT as is).
     wake_preroll_s: float = 0.3
     stop_on_wake: bool = True
+    max_request_s: float = 15.0  # safety net if the peer never ends the request
     awake_sound: Path | None = None  # None: the shipped chime
     done_sound: Path | None = None
     feedback_sounds: bool = True  # awake and done chimes
@@ -150,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         "wake word itself to speech-to-text (default 0.3)",
     )
     add(
+        "--max-request",
+        type=float,
+        dest="max_request_s",
+        help="seconds after which a request's audio ends even if the peer never "
+        "said the speech ended (default 15)",
+    )
+    add(
         "--no-stop-on-wake",
         dest="stop_on_wake",
         action="store_false",
@@ -242,6 +250,7 @@ def _read_config(path: Path) -> dict[str, object]:
         "wake_word": "wake_words",
         "preroll": "preroll_s",
         "wake_preroll": "wake_preroll_s",
+        "max_request": "max_request_s",
     }
     out: dict[str, object] = {}
     for key, value in raw.items():
@@ -311,6 +320,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError(f"--snd-rate {settings.snd_rate} is not a common rate")
     if settings.max_payload_bytes < 1024:
         raise SettingsError("--max-payload must be at least 1024 bytes")
+    if not 1.0 <= settings.max_request_s <= 300.0:
+        raise SettingsError("--max-request must be between 1 and 300 seconds")
     if not 0 <= settings.timer_repeat <= 100:
         raise SettingsError("--timer-repeat must be between 0 and 100")
     if not settings.wake_words:

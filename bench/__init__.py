@@ -1,0 +1,1 @@
+"""Benchmarks of the satellite: each script prints figures with their anchors."""

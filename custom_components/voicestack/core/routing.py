@@ -1,0 +1,43 @@
+"""The routing hook between a transcript and the conversation agent.
+
+Every transcript passes through one router. Until the frame-stack router is
+installed, ``pass_through`` sends the text on unchanged. A decision always says
+who decided, so ``voicestack_utterance`` events and debug logs can explain it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """One transcript from one satellite."""
+
+    text: str
+    satellite_id: str
+    wake_word: str | None = None
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What to do with an utterance, and which frame and rule decided it.
+
+    ``agent_text`` is sent to the conversation agent (None: do not); ``speak``
+    is said directly instead of (or before) the agent's answer.
+    """
+
+    frame: str
+    rule: str
+    agent_text: str | None
+    speak: str | None = None
+
+
+Router = Callable[[Utterance], Awaitable[Route]]
+
+
+async def pass_through(utterance: Utterance) -> Route:
+    """Send every transcript to the conversation agent as it is."""
+    return Route(frame="agent", rule="pass_through", agent_text=utterance.text)

@@ -1,0 +1,131 @@
+"""Everything one satellite entry holds while loaded (``entry.runtime_data``).
+
+The hub owns the link and the Speaker, listens to the link, and fans changes out
+to the entities: connectivity, assist-in-progress, mute. Satellite events go to
+the assist satellite entity, which runs the voice loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import logging
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import CONF_HOST, CONF_PORT
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
+from wyoming.event import Event
+from wyoming.satellite import PauseSatellite, RunSatellite
+from wyoming.snd import Played
+
+from .const import DOMAIN
+from .core.identity import Identity, identify
+from .core.link import SatelliteLink
+from .core.routing import Router, pass_through
+from .core.speaker import Speaker
+
+_LOGGER = logging.getLogger(__name__)
+
+HELLO_EVENT = "voicestack-hello"  # ask for the satellite's extension events
+PROTOCOL_VERSION = 1
+
+type VoiceStackConfigEntry = ConfigEntry[SatelliteHub]
+
+
+class SatelliteHub:
+    """The link, the Speaker and the shared state of one satellite."""
+
+    def __init__(
+        self, hass: HomeAssistant, entry: VoiceStackConfigEntry, identity: Identity
+    ) -> None:
+        """Nothing connects until ``start``."""
+        self.hass = hass
+        self.entry = entry
+        self.identity = identity
+        self.satellite_id = entry.unique_id or entry.entry_id
+        host, port = entry.data[CONF_HOST], entry.data[CONF_PORT]
+        self.link = SatelliteLink(host, port, self, name=entry.title)
+        self.speaker = Speaker(self.link.send, self.link.supports)
+        self.router: Router = pass_through
+        self.muted = False
+        self.assist_in_progress = False
+        self.on_satellite_event: Callable[[Event], None] = lambda _event: None
+        self.on_link_lost: Callable[[], None] = lambda: None
+        self._listeners: list[CALLBACK_TYPE] = []
+
+    @property
+    def connected(self) -> bool:
+        """The satellite is connected and run by us."""
+        return self.link.connected
+
+    def start(self) -> None:
+        """Connect (and keep reconnecting) in the background."""
+        self.link.start()
+
+    async def stop(self) -> None:
+        """Disconnect; the Speaker's waiters end as if the link was lost."""
+        await self.link.stop()
+        self.speaker.lost()
+
+    # -- LinkListener -------------------------------------------------------------
+
+    def link_connected(self, info: Event) -> None:
+        """Refresh what the satellite says about itself; re-apply the mute."""
+        host, port = self.entry.data[CONF_HOST], self.entry.data[CONF_PORT]
+        self.identity = identify(host, port, info)
+        if self.link.supports(HELLO_EVENT):
+            self._send_soon(Event(HELLO_EVENT, {"protocol": PROTOCOL_VERSION}))
+        if self.muted:
+            self._send_soon(PauseSatellite().event())
+        self._notify()
+
+    def link_lost(self, reason: str) -> None:
+        """Playback and any request in flight are gone with the connection."""
+        _LOGGER.debug("%s: link lost (%s)", self.entry.title, reason)
+        self.speaker.lost()
+        self.on_link_lost()
+        self._notify()
+
+    def link_event(self, event: Event) -> None:
+        """``played`` completes the Speaker's turn; the rest is the entity's."""
+        if Played.is_type(event.type):
+            self.speaker.played()
+        self.on_satellite_event(event)
+
+    # -- shared state -------------------------------------------------------------
+
+    async def async_set_muted(self, muted: bool) -> None:
+        """Mute: the satellite stops listening (``pause-satellite``) until unmuted."""
+        self.muted = muted
+        await self.link.send(
+            PauseSatellite().event() if muted else RunSatellite().event()
+        )
+        self._notify()
+
+    @callback
+    def set_assist_in_progress(self, active: bool) -> None:
+        """A request runs (from wake word to the end of the response)."""
+        if active != self.assist_in_progress:
+            self.assist_in_progress = active
+            self._notify()
+
+    @callback
+    def async_add_listener(self, listener: CALLBACK_TYPE) -> CALLBACK_TYPE:
+        """Call ``listener`` on any change; returns the remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _send_soon(self, event: Event) -> None:
+        self.entry.async_create_background_task(
+            self.hass, self.link.send(event), f"voicestack send {event.type}"
+        )
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def entity_id(self, platform: str, key: str) -> str | None:
+        """The entity id of this satellite's entity ``key`` on ``platform``."""
+        return er.async_get(self.hass).async_get_entity_id(
+            platform, DOMAIN, f"{self.satellite_id}-{key}"
+        )

@@ -1,0 +1,69 @@
+"""Synthesize a response sentence by sentence through the pipeline's TTS engine.
+
+Stock Home Assistant synthesizes the whole response before the first sample is
+sent. Here sentence n+1 is already being synthesized while sentence n is sent
+and played, so the first audio comes as soon as the first sentence is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from homeassistant.components import tts
+from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+
+from .const import DOMAIN
+from .core.wav import NotWavError, Pcm, read_wav
+
+# WAV keeps the engine's own rate: no ffmpeg conversion per sentence (the
+# satellite resamples).
+TTS_OPTIONS = {tts.ATTR_PREFERRED_FORMAT: "wav"}
+
+
+def tts_options(pipeline: Pipeline) -> dict[str, str]:
+    """Options for the pipeline's engine: WAV, and its voice if one is set."""
+    options = dict(TTS_OPTIONS)
+    if pipeline.tts_voice:
+        options[tts.ATTR_VOICE] = pipeline.tts_voice
+    return options
+
+
+async def synthesize_sentences(
+    hass: HomeAssistant, pipeline: Pipeline, sentences: list[str]
+) -> AsyncIterator[tuple[str, Pcm]]:
+    """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead."""
+    engine = pipeline.tts_engine
+    if engine is None or tts.async_resolve_engine(hass, engine) is None:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="no_tts_engine",
+            translation_placeholders={"pipeline": pipeline.name},
+        )
+    options = tts_options(pipeline)
+
+    def start(text: str) -> tts.ResultStream:
+        stream = tts.async_create_stream(hass, engine, pipeline.tts_language, options)
+        stream.async_set_message(text)  # starts synthesis now
+        return stream
+
+    pending = [start(sentence) for sentence in sentences[:1]]
+    for index, sentence in enumerate(sentences):
+        stream = pending.pop(0)
+        if index + 1 < len(sentences):
+            pending.append(start(sentences[index + 1]))
+        yield sentence, await read_stream(stream)
+
+
+async def read_stream(stream: tts.ResultStream) -> Pcm:
+    """The PCM of a finished TTS result."""
+    data = b"".join([chunk async for chunk in stream.async_stream_result()])
+    try:
+        return read_wav(data)
+    except NotWavError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="tts_not_wav",
+            translation_placeholders={"error": str(err)},
+        ) from err

@@ -1,0 +1,246 @@
+"""The voice loop of one satellite: wake word → STT → router → agent → speech.
+
+Home Assistant's pipeline runs only the STT stage (so its debug view, VAD and
+STT engine selection stay as users know them); the transcript then passes the
+routing hook, the conversation agent answers, and the answer is spoken sentence
+by sentence through the satellite's Speaker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+import logging
+from typing import TYPE_CHECKING
+
+from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import (
+    Pipeline,
+    PipelineEvent,
+    PipelineEventType,
+    PipelineStage,
+)
+from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from wyoming.asr import Transcript
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
+from wyoming.vad import VoiceStopped
+from wyoming.wake import Detection
+
+from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S
+from .core.routing import Route, Utterance
+from .core.sentences import split_sentences
+from .hub import SatelliteHub
+from .speech_output import synthesize_sentences
+
+if TYPE_CHECKING:
+    from .assist_satellite import VoiceStackSatellite
+
+_LOGGER = logging.getLogger(__name__)
+
+LISTEN_EVENT = "voicestack-listen"
+
+
+class VoiceLoop:
+    """Runs one request at a time for one satellite."""
+
+    def __init__(
+        self, hass: HomeAssistant, hub: SatelliteHub, satellite: VoiceStackSatellite
+    ) -> None:
+        """Idle until the satellite sends ``run-pipeline``."""
+        self.hass = hass
+        self.hub = hub
+        self.satellite = satellite
+        self._audio: asyncio.Queue[bytes | None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._transcript: str | None = None
+        self._wake_word: str | None = None
+
+    # -- from the satellite -------------------------------------------------------
+
+    @callback
+    def on_run_pipeline(self, run: RunPipeline) -> None:
+        """A wake word (or listen-now) started a request: run it."""
+        self.cancel()
+        self._audio = asyncio.Queue()
+        self._transcript = None
+        self._wake_word = run.wake_word_name
+        self.hub.set_assist_in_progress(True)
+        self._task = self.hub.entry.async_create_background_task(
+            self.hass, self._run(run), f"voicestack {self.hub.satellite_id} request"
+        )
+
+    @callback
+    def on_audio(self, audio: bytes) -> None:
+        """Audio of the running request."""
+        if self._audio is not None:
+            self._audio.put_nowait(audio)
+
+    @callback
+    def on_audio_stop(self) -> None:
+        """The satellite ended the request's audio."""
+        if self._audio is not None:
+            self._audio.put_nowait(None)
+
+    @callback
+    def cancel(self) -> None:
+        """Drop the running request (new wake word, lost link, unload)."""
+        if self._audio is not None:
+            self._audio.put_nowait(None)
+            self._audio = None
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+        self.hub.set_assist_in_progress(False)
+
+    # -- from Home Assistant's pipeline -------------------------------------------
+
+    @callback
+    def on_pipeline_event(self, event: PipelineEvent) -> None:
+        """Tell the satellite what the STT stage found."""
+        data = event.data or {}
+        if event.type is PipelineEventType.WAKE_WORD_END:
+            if detected := data.get("wake_word_output"):
+                self._wake_word = detected.get("wake_word_id")
+                self._send(Detection(name=self._wake_word).event())
+        elif event.type is PipelineEventType.STT_VAD_END:
+            self._send(VoiceStopped().event())
+        elif event.type is PipelineEventType.STT_END:
+            self._transcript = (data.get("stt_output") or {}).get("text", "")
+            self._send(Transcript(text=self._transcript).event())
+        elif event.type is PipelineEventType.ERROR:
+            _LOGGER.warning(
+                "%s: %s (%s)",
+                self.hub.entry.title,
+                data.get("message"),
+                data.get("code"),
+            )
+            self._send(
+                Error(text=str(data.get("message")), code=data.get("code")).event()
+            )
+
+    # -- the request --------------------------------------------------------------
+
+    async def _run(self, run: RunPipeline) -> None:
+        try:
+            await self.satellite.async_accept_pipeline_from_satellite(
+                self._audio_stream(),
+                # A stock satellite without its own wake word streams from the
+                # wake stage: HA's wake word engine listens first.
+                start_stage=(
+                    PipelineStage.WAKE_WORD
+                    if run.start_stage is WyomingStage.WAKE
+                    else PipelineStage.STT
+                ),
+                end_stage=PipelineStage.STT,
+                wake_word_phrase=self._wake_phrase(run.wake_word_name),
+            )
+            if self._transcript:
+                await self._respond(self._transcript)
+        except HomeAssistantError as err:
+            _LOGGER.warning("%s: request failed: %s", self.hub.entry.title, err)
+            await self.hub.link.send(
+                Error(text=str(err), code="request-failed").event()
+            )
+            self.satellite.tts_response_finished()
+        finally:
+            self.hub.set_assist_in_progress(False)
+
+    def _wake_phrase(self, name: str | None) -> str | None:
+        """The phrase of wake word ``name`` as the satellite's ``info`` gives it."""
+        for program in self.hub.identity.info.wake:
+            for model in program.models:
+                if model.name == name:
+                    return model.phrase or name
+        return name
+
+    async def _audio_stream(self) -> AsyncIterator[bytes]:
+        queue = self._audio
+        while queue is not None and (chunk := await queue.get()) is not None:
+            yield chunk
+
+    async def _respond(self, text: str) -> None:
+        """Route the transcript, ask the agent, speak the answer."""
+        pipeline = self.satellite.pipeline()
+        utterance = Utterance(
+            text=text,
+            satellite_id=self.hub.satellite_id,
+            wake_word=self._wake_word,
+            conversation_id=self.satellite.conversation_id,
+        )
+        route = await self.hub.router(utterance)
+        _LOGGER.debug(
+            "%s: %r handled by frame %s, rule %s",
+            self.hub.entry.title,
+            text,
+            route.frame,
+            route.rule,
+        )
+        self._fire_utterance(utterance, route)
+        self.satellite.set_state(AssistSatelliteState.PROCESSING)
+        speech, follow_up = route.speak or "", False
+        if route.agent_text is not None:
+            result = await self._converse(pipeline, route.agent_text)
+            answer = result.response.speech.get("plain", {}).get("speech", "")
+            speech = f"{speech} {answer}".strip()
+            follow_up = result.continue_conversation
+        await self.say(pipeline, speech)
+        if follow_up and self.hub.link.supports(LISTEN_EVENT):
+            await self.hub.link.send(
+                Event(LISTEN_EVENT, {"timeout": FOLLOW_UP_TIMEOUT_S})
+            )
+
+    async def _converse(
+        self, pipeline: Pipeline, text: str
+    ) -> conversation.ConversationResult:
+        result = await conversation.async_converse(
+            self.hass,
+            text=text,
+            conversation_id=self.satellite.conversation_id,
+            context=self.satellite.request_context(),
+            language=pipeline.conversation_language,
+            agent_id=pipeline.conversation_engine,
+            device_id=self.satellite.device_id,
+        )
+        self.satellite.conversation_id = result.conversation_id
+        return result
+
+    async def say(self, pipeline: Pipeline, text: str) -> None:
+        """Speak ``text`` through the Speaker; the entity is responding meanwhile."""
+        sentences = split_sentences(text)
+        if sentences:
+            self.satellite.set_state(AssistSatelliteState.RESPONDING)
+            playback = await self.hub.speaker.speak(
+                synthesize_sentences(self.hass, pipeline, sentences)
+            )
+            _LOGGER.debug(
+                "%s: spoke %d sentence(s), %.1f s, %s",
+                self.hub.entry.title,
+                len(playback.sentences),
+                playback.seconds,
+                playback.outcome,
+            )
+        self.satellite.tts_response_finished()
+
+    def _fire_utterance(self, utterance: Utterance, route: Route) -> None:
+        self.hass.bus.async_fire(
+            EVENT_UTTERANCE,
+            {
+                "entity_id": self.satellite.entity_id,
+                "device_id": self.satellite.device_id,
+                "text": utterance.text,
+                "wake_word": utterance.wake_word,
+                "conversation_id": utterance.conversation_id,
+                "frame": route.frame,
+                "rule": route.rule,
+                "sent_to_agent": route.agent_text is not None,
+            },
+        )
+
+    def _send(self, event: Event) -> None:
+        self.hub.entry.async_create_background_task(
+            self.hass, self.hub.link.send(event), "voicestack send"
+        )

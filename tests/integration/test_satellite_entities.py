@@ -1,0 +1,144 @@
+"""The entities of a satellite against the real satellite subprocess.
+
+Device, availability that follows the link (kill the satellite, start it again on
+the same port), the mute switch, diagnostics, and setup against a peer that
+never answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+import json
+from pathlib import Path
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import CONF_HOST, CONF_PORT, STATE_OFF, STATE_ON
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.diagnostics import (
+    async_get_config_entry_diagnostics,
+)
+from tests import servers, speech
+from tests.integration.assist import add_voicestack, wait_for
+from tests.satellite.harness import satellite
+
+CONNECTED = "binary_sensor.test_satellite_connectivity"
+SATELLITE = "assist_satellite.test_satellite"
+MUTE = "switch.test_satellite_mute"
+
+
+def _states(hooks: Path) -> list[str]:
+    if not hooks.exists():
+        return []
+    return [json.loads(line)["state"] for line in hooks.read_text().splitlines()]
+
+
+async def test_device_entities_and_diagnostics(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with AsyncExitStack() as stack:
+        sat = await stack.enter_async_context(
+            satellite(tmp_path, "--mic-file", str(wav))
+        )
+        entry = await add_voicestack(hass, stack, sat)
+        await wait_for(
+            lambda: hass.states.get(CONNECTED).state == STATE_ON, 10, "connected"
+        )
+        diagnostics = await async_get_config_entry_diagnostics(hass, entry)
+        entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        device = dr.async_get(hass).async_get_device({(DOMAIN, entry.unique_id)})
+
+    assert device is not None
+    assert device.name == "test-satellite"
+    assert device.model == "voicestack-satellite"
+    assert device.sw_version == "0.1.0"
+    assert sorted(e.entity_id for e in entities) == [
+        SATELLITE,
+        "binary_sensor.test_satellite_assist_in_progress",
+        CONNECTED,
+        "select.test_satellite_assistant",
+        "select.test_satellite_finished_speaking_detection",
+        MUTE,
+    ]
+    assert all(e.device_id == device.id for e in entities)
+    assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
+    assert diagnostics["entry"][CONF_PORT] == sat.port
+    assert diagnostics["link"]["connected"] is True
+    assert diagnostics["link"]["connects"] == 1
+    assert diagnostics["info"]["satellite"]["name"] == "test-satellite"
+    assert "voicestack-flush" in diagnostics["voicestack"]["accepts"]
+
+
+async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    hooks = tmp_path / "hooks.jsonl"
+    args = ("--mic-file", str(wav), "--event-command", f"tee -a {hooks}")
+    async with AsyncExitStack() as stack:
+        first = satellite(tmp_path, *args)
+        sat = await first.__aenter__()
+        entry = await add_voicestack(hass, stack, sat)
+        await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
+        await hass.services.async_call(
+            "switch", "turn_on", {"entity_id": MUTE}, blocking=True
+        )
+        await wait_for(lambda: "muted" in _states(hooks), 5, "satellite muted")
+
+        await first.__aexit__(None, None, None)  # the satellite goes away
+        await wait_for(
+            lambda: hass.states.get(CONNECTED).state == STATE_OFF, 10, "disconnected"
+        )
+        unavailable = hass.states.get(SATELLITE).state
+        hooks.unlink()
+
+        await stack.enter_async_context(satellite(tmp_path, *args, port=sat.port))
+        await wait_for(
+            lambda: hass.states.get(CONNECTED).state == STATE_ON, 30, "reconnected"
+        )
+        await wait_for(lambda: "muted" in _states(hooks), 5, "mute re-applied")
+        await hass.services.async_call(
+            "switch", "turn_off", {"entity_id": MUTE}, blocking=True
+        )
+        await asyncio.sleep(0.2)
+        stats = entry.runtime_data.link.stats
+
+    assert unavailable == "unavailable"
+    assert stats.connects == 2
+    assert stats.disconnects == 1
+    assert _states(hooks)[-1] == "idle"  # run-satellite again after unmute
+
+
+async def test_setup_retries_when_the_peer_never_answers(
+    hass: HomeAssistant,
+) -> None:
+    async def silent(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await reader.read()  # accept, never answer describe
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    entry = MockConfigEntry(
+        domain=DOMAIN, data={CONF_HOST: "127.0.0.1", CONF_PORT: port}, unique_id="x"
+    )
+    entry.add_to_hass(hass)
+    try:
+        await hass.config_entries.async_setup(entry.entry_id)
+        state = entry.state
+        reason = entry.reason
+    finally:
+        server.close()
+        await server.wait_closed()
+        await hass.config_entries.async_unload(entry.entry_id)
+
+    assert state is ConfigEntryState.SETUP_RETRY
+    assert reason is not None
+    assert f"127.0.0.1:{port}" in reason
+    assert servers.free_port() != port
