@@ -77,7 +77,6 @@ REPLY_TEXT = (
 )
 FLUSH_TRIALS = 15
 WIRE_TRIALS = 8
-BURST_S = 0.04  # chunks within this of the first belong to the preroll burst
 BLOCK_MS = BLOCK_S * 1000
 GOAL_FLUSH_MS = 20.0
 PCM_CLOCK = Path(__file__).resolve().with_name("pcm_clock.py")
@@ -147,9 +146,15 @@ def analyse(
         if AudioChunk.is_type(e.type)
     ]
     first_at = audio[0][0]
-    burst = [samples for t, samples in audio if t - first_at < BURST_S]
-    live = audio[len(burst) :]
-    preroll = np.concatenate(burst)
+    # The preroll is the first ``preroll_event`` samples (sent at once, in chunks).
+    stream = np.concatenate([samples for _t, samples in audio])
+    preroll = stream[:preroll_event]
+    sent = 0
+    live = []
+    for t, samples in audio:
+        if sent >= preroll_event:
+            live.append((t, samples))
+        sent += len(samples)
     # The mic as the satellite heard it: silence before the file starts, then it.
     margin = len(preroll) + CHUNK_SAMPLES
     heard = np.concatenate(

@@ -1,10 +1,9 @@
 """Playback you can interrupt: one player, one device clock, streams in order.
 
 The player writes small blocks to its sink only as fast as the sound card plays
-them, so it never has more than one block queued in the device: pause and flush
-take effect within a block (20 ms), and ``played`` is reported when the last
-sample has really been played. Whole streams are kept, so playback can resume at
-any sample offset.
+them: the device holds one to two 10 ms blocks, so pause and flush take effect
+within 20 ms, and ``played`` is reported when the last sample has really been
+played. Whole streams are kept, so playback can resume at any sample offset.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from .audio import StreamConverter, write_wav
 
 _LOGGER = logging.getLogger(__name__)
 
-BLOCK_S = 0.02
+BLOCK_S = 0.01
 PROGRESS_EVERY_S = 0.1
 
 
@@ -294,7 +293,7 @@ class Player:
                     None,
                     "playing",
                 )
-            # Stay at most one block ahead of the device; wake at once on pause,
+            # Write the next block when one is left in the device; wake at once on pause,
             # resume or flush so they take effect within a block.
             self._control.clear()
             with contextlib.suppress(TimeoutError):
