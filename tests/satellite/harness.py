@@ -39,11 +39,12 @@ class RunningSatellite:
 
 @asynccontextmanager
 async def satellite(
-    tmp_path: Path, *args: str, port: int | None = None
+    tmp_path: Path, *args: str, port: int | None = None, zeroconf: bool = False
 ) -> AsyncIterator[RunningSatellite]:
     """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
 
-    ``port`` restarts a satellite where a previous one listened.
+    ``port`` restarts a satellite where a previous one listened; ``zeroconf``
+    lets it announce itself (off by default so tests do not see each other).
     """
     port = port or servers.free_port()
     snd_file = tmp_path / "played.wav"
@@ -60,7 +61,7 @@ async def satellite(
                 f"tcp://127.0.0.1:{port}",
                 "--snd-file",
                 str(snd_file),
-                "--no-zeroconf",
+                *([] if zeroconf else ["--no-zeroconf"]),
                 "--debug",
                 *args,
             ],

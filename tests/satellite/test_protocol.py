@@ -9,11 +9,14 @@ import time
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 from wyoming.info import Describe, Info
+from zeroconf import Zeroconf
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from tests import speech
 from tests.satellite.harness import read_until, run_satellite, satellite
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
+SERVICE = "_wyoming._tcp.local."
 
 
 async def test_describe_answers_a_satellite_info(tmp_path: Path) -> None:
@@ -174,3 +177,34 @@ async def test_a_stock_peer_gets_no_extension_events(tmp_path: Path) -> None:
     seen = {e.type for e in before_audio + streamed + playing}
     assert not {t for t in seen if t.startswith("voicestack-")}
     assert {"detection", "run-pipeline", "audio-chunk"} <= seen
+
+
+async def test_it_announces_itself_on_zeroconf(tmp_path: Path) -> None:
+    """Home Assistant finds it as ``_wyoming._tcp.local.`` at its port."""
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    name = f"zc-{tmp_path.name}"
+    aiozc = AsyncZeroconf(interfaces=["127.0.0.1"])
+    found: list[str] = []
+
+    def on_change(
+        zeroconf: Zeroconf, service_type: str, name: str, state_change: object
+    ) -> None:
+        found.append(name)
+
+    browser = AsyncServiceBrowser(aiozc.zeroconf, SERVICE, handlers=[on_change])
+    try:
+        async with satellite(
+            tmp_path, "--mic-file", str(wav), "--name", name, zeroconf=True
+        ) as sat:
+            deadline = time.monotonic() + 10
+            while f"{name}.{SERVICE}" not in found and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            info = AsyncServiceInfo(SERVICE, f"{name}.{SERVICE}")
+            assert await info.async_request(aiozc.zeroconf, 3000)
+    finally:
+        await browser.async_cancel()
+        await aiozc.async_close()
+
+    assert info.port == sat.port
+    assert "127.0.0.1" in info.parsed_addresses()
+    assert "Announced on zeroconf" in sat.log_text()
