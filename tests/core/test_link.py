@@ -588,16 +588,21 @@ async def test_stop_is_idempotent_and_leaves_no_tasks() -> None:
 
     async with FakePeer(good) as peer:
         link = SatelliteLink("127.0.0.1", peer.port, Recorder(), **FAST)
-        await link.stop()  # before start: nothing to do
-        link.start()
-        link.start()  # already running: no second task
-        assert await link.wait_connected(5)
-        await wait_for(lambda: link.stats.pings_sent >= 2, "a keepalive ping")
-        await asyncio.gather(link.stop(), link.stop())
-        assert not link.connected
-        assert link.stats.connected_since is None
-        await link.stop()
-        await wait_for(peer.connections[0].reader.at_eof, "socket closed")
+        try:
+            await link.stop()  # before start: nothing to do
+            link.start()
+            link.start()  # already running: no second task
+            names = [task.get_name() for task in asyncio.all_tasks()]
+            assert names.count(f"voicestack link {link.name}") == 1
+            assert await link.wait_connected(5)
+            await wait_for(lambda: link.stats.pings_sent >= 2, "a keepalive ping")
+            await asyncio.gather(link.stop(), link.stop())
+            assert not link.connected
+            assert link.stats.connected_since is None
+            await link.stop()
+            await wait_for(peer.connections[0].reader.at_eof, "socket closed")
+        finally:
+            await link.stop()
 
     assert asyncio.all_tasks() == before
 
@@ -612,9 +617,11 @@ async def test_stop_during_a_long_backoff_returns_at_once() -> None:
         backoff=Backoff(base_s=60.0, cap_s=60.0),  # real asyncio.sleep
     )
     link.start()
-    await wait_for(lambda: link.stats.last_error is not None, "a failed attempt")
-
-    async with asyncio.timeout(1.0):
+    try:
+        await wait_for(lambda: link.stats.last_error is not None, "a failed attempt")
+        async with asyncio.timeout(1.0):
+            await link.stop()
+    finally:
         await link.stop()
 
     assert asyncio.all_tasks() == before

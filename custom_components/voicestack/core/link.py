@@ -119,6 +119,8 @@ class _Connection:
                 if self._reader.at_eof()
                 else "invalid data from the satellite"
             )
+        if event.data is None:  # "data": null - odd, but harmless
+            event.data = {}
         if not isinstance(event.type, str) or not isinstance(event.data, dict):
             raise _LinkDownError(f"invalid event from the satellite: {event.type!r}")
         return event
