@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 
 from wyoming.event import Event, async_write_event
 
@@ -27,16 +28,20 @@ class Peer:
         self._lock = asyncio.Lock()
         self.closed = False
         self.extensions = False  # sent voicestack-hello: wants our extra events
+        self.last_seen = time.monotonic()  # when the peer last sent anything
         reader._limit = MAX_HEADER_BYTES  # noqa: SLF001 - StreamReader has no setter
 
     async def read(self, max_payload: int) -> Event | None:
         """Next event, or ``None`` when the peer is gone or sent garbage."""
         try:
-            return await read_event(self._reader, max_payload)
+            event = await read_event(self._reader, max_payload)
         except ProtocolError as err:
             _LOGGER.warning("Dropping connection from %s: %s", self.name, err)
         except (ConnectionError, OSError) as err:
             _LOGGER.info("Connection from %s lost: %s", self.name, err)
+        else:
+            self.last_seen = time.monotonic()
+            return event
         return None
 
     async def send(self, event: Event) -> None:

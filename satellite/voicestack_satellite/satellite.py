@@ -131,11 +131,20 @@ class SatelliteCoordinator:
         return True
 
     async def _claim(self, peer: Peer) -> bool:
-        if (
-            self._owner is not None
-            and self._owner is not peer
-            and not self._owner.closed
-        ):
+        owner = self._owner
+        if owner is not None and owner is not peer and not owner.closed:
+            silent_s = time.monotonic() - owner.last_seen
+            if silent_s > self._settings.owner_timeout_s:
+                # Its network went away without a close (Wi-Fi drop, power cut):
+                # a live owner pings far more often than this.
+                _LOGGER.warning(
+                    "Owner %s silent for %.0f s: handing the satellite to %s",
+                    owner.name,
+                    silent_s,
+                    peer.name,
+                )
+                await owner.close()
+                return await self._claim(peer)
             _LOGGER.warning(
                 "Refusing %s: the satellite is already run by %s",
                 peer.name,

@@ -48,6 +48,7 @@ class Settings:
     wake_preroll_s: float = 0.3
     stop_on_wake: bool = True
     max_request_s: float = 15.0  # safety net if the peer never ends the request
+    owner_timeout_s: float = 30.0  # a silent owner loses the satellite to a new one
     awake_sound: Path | None = None  # None: the shipped chime
     done_sound: Path | None = None
     feedback_sounds: bool = True  # awake and done chimes
@@ -158,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
         "said the speech ended (default 15)",
     )
     add(
+        "--owner-timeout",
+        type=float,
+        dest="owner_timeout_s",
+        help="seconds without a word (Home Assistant pings every few seconds) after "
+        "which the connection owning the satellite counts as dead and a new one "
+        "may take over (default 30)",
+    )
+    add(
         "--no-stop-on-wake",
         dest="stop_on_wake",
         action="store_false",
@@ -251,6 +260,7 @@ def _read_config(path: Path) -> dict[str, object]:
         "preroll": "preroll_s",
         "wake_preroll": "wake_preroll_s",
         "max_request": "max_request_s",
+        "owner_timeout": "owner_timeout_s",
     }
     out: dict[str, object] = {}
     for key, value in raw.items():
@@ -320,6 +330,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError(f"--snd-rate {settings.snd_rate} is not a common rate")
     if settings.max_payload_bytes < 1024:
         raise SettingsError("--max-payload must be at least 1024 bytes")
+    if not 1.0 <= settings.owner_timeout_s <= 3600.0:
+        raise SettingsError("--owner-timeout must be between 1 and 3600 seconds")
     if not 1.0 <= settings.max_request_s <= 300.0:
         raise SettingsError("--max-request must be between 1 and 300 seconds")
     if not 0 <= settings.timer_repeat <= 100:

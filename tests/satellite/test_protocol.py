@@ -208,3 +208,27 @@ async def test_it_announces_itself_on_zeroconf(tmp_path: Path) -> None:
     assert info.port == sat.port
     assert "127.0.0.1" in info.parsed_addresses()
     assert "Announced on zeroconf" in sat.log_text()
+
+
+async def test_a_silent_owner_loses_the_satellite_to_the_next(tmp_path: Path) -> None:
+    """An owner whose network vanished without a close does not block forever."""
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav), "--owner-timeout", "1.5") as sat,
+        sat.connect() as stale,
+        sat.connect() as early,
+        sat.connect() as late,
+    ):
+        await stale.write_event(Event("run-satellite"))  # then never a word
+        await asyncio.sleep(0.3)
+        await early.write_event(Event("run-satellite"))
+        refusal, _ = await read_until(early, "error", 5)
+        await asyncio.sleep(1.6)
+        await late.write_event(Event("run-satellite"))
+        await late.write_event(Event("ping", {"text": "mine"}))
+        pong, _ = await read_until(late, "pong", 5)
+        log = sat.log_text()
+
+    assert refusal.data["code"] == "busy"
+    assert pong.data["text"] == "mine"
+    assert "handing the satellite to" in log
