@@ -233,8 +233,9 @@ async def test_announce_plays_through_the_speaker(
             blocking=True,
         )
         playback = entry.runtime_data.speaker.last
+        states = log.names()
 
-    assert log.names()[-2:] == [RESPONDING, IDLE]
+    assert states[-2:] == [RESPONDING, IDLE]
     assert playback is not None
     assert playback.outcome == "played"
     played = speech.read_wav_pcm(tmp_path / "played.1.wav")
