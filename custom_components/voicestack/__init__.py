@@ -5,14 +5,24 @@ from __future__ import annotations
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryNotReady
-from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import config_validation as cv, device_registry as dr
+from homeassistant.helpers.typing import ConfigType
 
+from .announcements import async_add_satellite, async_setup_announcements
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
+from .core.announce import AnnounceOptions
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import PeerUnreachableError
 from .hub import SatelliteHub, VoiceStackConfigEntry
 
 MANUFACTURER = "VoiceStack"
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """The announce action and the announcer live as long as Home Assistant."""
+    async_setup_announcements(hass)
+    return True
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
@@ -37,8 +47,16 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     entry.runtime_data = hub
     hub.start()
     entry.async_on_unload(hub.stop)
+    async_add_satellite(hass, entry, hub)
+    entry.async_on_unload(entry.add_update_listener(_options_updated))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
+
+
+async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
+    """New announcer options apply at once, without a reload."""
+    if (announcer := entry.runtime_data.announcer) is not None:
+        announcer.set_options(AnnounceOptions.from_dict(entry.options))
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:

@@ -26,6 +26,7 @@ from homeassistant.components.assist_satellite import (
     AssistSatelliteEntityFeature,
     AssistSatelliteWakeWord,
 )
+from homeassistant.components.assist_satellite.const import PREANNOUNCE_URL
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
@@ -35,7 +36,9 @@ from wyoming.event import Event
 from wyoming.pipeline import RunPipeline
 from wyoming.wake import Detect
 
+from .announcements import DATA_ANNOUNCER
 from .const import DOMAIN, FOLLOW_UP_TIMEOUT_S
+from .core.speaker import Playback
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
 from .hub import SatelliteHub, VoiceStackConfigEntry
@@ -76,11 +79,13 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         await super().async_added_to_hass()
         self.hub.on_satellite_event = self._on_satellite_event
         self.hub.on_link_lost = self._on_link_lost
+        self.hub.say = self._say
 
     async def async_will_remove_from_hass(self) -> None:
         """Stop any request; the hub outlives the entity during unload."""
         self.hub.on_satellite_event = lambda _event: None
         self.hub.on_link_lost = lambda: None
+        self.hub.say = None
         self.voice.cancel()
         await super().async_will_remove_from_hass()
 
@@ -189,6 +194,36 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         satellite = self.hub.identity.info.satellite
         if satellite is not None:
             satellite.active_wake_words = list(config.active_wake_words)
+
+    async def _say(self, text: str) -> Playback:
+        """An announcement: sentence-streamed through the Speaker."""
+        return await self.voice.say(self.pipeline(), text)
+
+    async def async_internal_announce(
+        self,
+        message: str | None = None,
+        media_id: str | None = None,
+        preannounce: bool = True,
+        preannounce_media_id: str = PREANNOUNCE_URL,
+    ) -> None:
+        """Text goes through the announcer (queued and merged, never "busy").
+
+        Media without text is played directly through the Speaker (it waits its
+        turn there); the preannounce sound is not played.
+        """
+        if message and not media_id and self.hub.announcer is not None:
+            self.hass.data[DATA_ANNOUNCER].announce(
+                message,
+                source=f"{self.entity_id} announce",
+                targets=[self.hub.satellite_id],
+            )
+            return
+        await super().async_internal_announce(
+            message,
+            media_id,
+            preannounce=False,
+            preannounce_media_id=preannounce_media_id,
+        )
 
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
         """Play the announcement through the Speaker (waits its turn)."""

@@ -7,8 +7,9 @@ the assist satellite entity, which runs the voice loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 import logging
+from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_HOST, CONF_PORT
@@ -22,7 +23,10 @@ from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
 from .core.routing import Router, pass_through
-from .core.speaker import Speaker
+from .core.speaker import Playback, Speaker
+
+if TYPE_CHECKING:
+    from .core.announce import SatelliteAnnouncer
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -51,6 +55,9 @@ class SatelliteHub:
         self.assist_in_progress = False
         self.on_satellite_event: Callable[[Event], None] = lambda _event: None
         self.on_link_lost: Callable[[], None] = lambda: None
+        # Says text on the satellite (set by its entity, which knows the pipeline).
+        self.say: Callable[[str], Awaitable[Playback]] | None = None
+        self.announcer: SatelliteAnnouncer | None = None
         self._listeners: list[CALLBACK_TYPE] = []
 
     @property
@@ -77,14 +84,18 @@ class SatelliteHub:
             self._send_soon(Event(HELLO_EVENT, {"protocol": PROTOCOL_VERSION}))
         if self.muted:
             self._send_soon(PauseSatellite().event())
-        self._notify()
+        if self.announcer is not None:
+            self.announcer.set_online(True)
+        self.notify()
 
     def link_lost(self, reason: str) -> None:
         """Playback and any request in flight are gone with the connection."""
         _LOGGER.debug("%s: link lost (%s)", self.entry.title, reason)
         self.speaker.lost()
+        if self.announcer is not None:
+            self.announcer.set_online(False)
         self.on_link_lost()
-        self._notify()
+        self.notify()
 
     def link_event(self, event: Event) -> None:
         """``played`` completes the Speaker's turn; the rest is the entity's."""
@@ -94,20 +105,26 @@ class SatelliteHub:
 
     # -- shared state -------------------------------------------------------------
 
+    async def speak_text(self, text: str, _ids: tuple[str, ...] = ()) -> Playback:
+        """Say ``text`` (an announcement) through the Speaker."""
+        if self.say is None:
+            raise RuntimeError(f"{self.entry.title}: satellite entity not ready")
+        return await self.say(text)
+
     async def async_set_muted(self, muted: bool) -> None:
         """Mute: the satellite stops listening (``pause-satellite``) until unmuted."""
         self.muted = muted
         await self.link.send(
             PauseSatellite().event() if muted else RunSatellite().event()
         )
-        self._notify()
+        self.notify()
 
     @callback
     def set_assist_in_progress(self, active: bool) -> None:
         """A request runs (from wake word to the end of the response)."""
         if active != self.assist_in_progress:
             self.assist_in_progress = active
-            self._notify()
+            self.notify()
 
     @callback
     def async_add_listener(self, listener: CALLBACK_TYPE) -> CALLBACK_TYPE:
@@ -120,7 +137,8 @@ class SatelliteHub:
             self.hass, self.link.send(event), f"voicestack send {event.type}"
         )
 
-    def _notify(self) -> None:
+    def notify(self) -> None:
+        """Tell the entities something changed."""
         for listener in list(self._listeners):
             listener()
 

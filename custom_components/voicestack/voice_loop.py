@@ -33,6 +33,7 @@ from wyoming.wake import Detection
 from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S
 from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
+from .core.speaker import Playback
 from .hub import SatelliteHub
 from .speech_output import synthesize_sentences
 
@@ -125,6 +126,16 @@ class VoiceLoop:
     # -- the request --------------------------------------------------------------
 
     async def _run(self, run: RunPipeline) -> None:
+        # HA's own pipeline readies the agent while STT listens; ours stops after
+        # STT, so do the same here (a cold agent costs up to a second otherwise).
+        pipeline = self.satellite.pipeline()
+        self.hub.entry.async_create_background_task(
+            self.hass,
+            conversation.async_prepare_agent(
+                self.hass, pipeline.conversation_engine, pipeline.conversation_language
+            ),
+            "voicestack prepare agent",
+        )
         try:
             await self.satellite.async_accept_pipeline_from_satellite(
                 self._audio_stream(),
@@ -208,22 +219,27 @@ class VoiceLoop:
         self.satellite.conversation_id = result.conversation_id
         return result
 
-    async def say(self, pipeline: Pipeline, text: str) -> None:
+    async def say(self, pipeline: Pipeline, text: str) -> Playback:
         """Speak ``text`` through the Speaker; the entity is responding meanwhile."""
         sentences = split_sentences(text)
-        if sentences:
-            self.satellite.set_state(AssistSatelliteState.RESPONDING)
+        if not sentences:
+            self.satellite.tts_response_finished()
+            return Playback(outcome="empty")
+        self.satellite.set_state(AssistSatelliteState.RESPONDING)
+        try:
             playback = await self.hub.speaker.speak(
                 synthesize_sentences(self.hass, pipeline, sentences)
             )
-            _LOGGER.debug(
-                "%s: spoke %d sentence(s), %.1f s, %s",
-                self.hub.entry.title,
-                len(playback.sentences),
-                playback.seconds,
-                playback.outcome,
-            )
-        self.satellite.tts_response_finished()
+        finally:
+            self.satellite.tts_response_finished()
+        _LOGGER.debug(
+            "%s: spoke %d sentence(s), %.1f s, %s",
+            self.hub.entry.title,
+            len(playback.sentences),
+            playback.seconds,
+            playback.outcome,
+        )
+        return playback
 
     def _fire_utterance(self, utterance: Utterance, route: Route) -> None:
         self.hass.bus.async_fire(

@@ -226,11 +226,19 @@ async def test_announce_plays_through_the_speaker(
         )
         entry = await add_voicestack(hass, stack, sat)
         await wait_for(lambda: hass.states.get(SATELLITE).state == IDLE, 10, "up")
+        announced: list[Event] = []
+        hass.bus.async_listen("voicestack_announcement", announced.append)
         await hass.services.async_call(
             "assist_satellite",
             "announce",
             {"entity_id": SATELLITE, "message": message, "preannounce": False},
             blocking=True,
+        )
+        # Queued, not "busy": the call returns at once; the announcer says it.
+        await wait_for(
+            lambda: [e.data["status"] for e in announced] == ["started", "finished"],
+            20,
+            "the announcement was said",
         )
         playback = entry.runtime_data.speaker.last
         states = log.names()
@@ -238,5 +246,7 @@ async def test_announce_plays_through_the_speaker(
     assert states[-2:] == [RESPONDING, IDLE]
     assert playback is not None
     assert playback.outcome == "played"
+    assert announced[-1].data["text"] == message
+    assert announced[-1].data["entity_id"] == SATELLITE
     played = speech.read_wav_pcm(tmp_path / "played.1.wav")
     assert words(speech.transcribe(played)) == words(message)

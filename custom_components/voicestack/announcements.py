@@ -1,0 +1,219 @@
+"""``voicestack.announce``: Home Assistant's side of the announcer.
+
+One ``Announcer`` serves every satellite (its core is HA-free, see
+``core/announce``). Each loaded entry adds its satellite, speaking through that
+satellite's Speaker with sentence streaming, so announcements and voice responses
+share one lock and never overlap. Status reports become ``voicestack_announcement``
+events; metrics go to sensors, diagnostics and ``GET /api/voicestack/metrics``.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+import logging
+from typing import Any
+
+from aiohttp import web
+from homeassistant.components.http import HomeAssistantView
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.core import (
+    Event,
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
+from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import config_validation as cv, entity_registry as er
+from homeassistant.util.hass_dict import HassKey
+import voluptuous as vol
+
+from .const import DOMAIN
+from .core.announce import (
+    AnnounceError,
+    AnnouncementEvent,
+    AnnounceOptions,
+    Announcer,
+    Priority,
+)
+from .core.clock import LoopClock
+from .hub import SatelliteHub, VoiceStackConfigEntry
+
+_LOGGER = logging.getLogger(__name__)
+
+DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
+EVENT_ANNOUNCEMENT = "voicestack_announcement"
+SERVICE_ANNOUNCE = "announce"
+METRICS_URL = "/api/voicestack/metrics"
+
+ANNOUNCE_SCHEMA = vol.Schema(
+    {
+        vol.Required("message"): cv.string,
+        vol.Optional("priority", default=str(Priority.NORMAL)): vol.In(
+            [str(p) for p in Priority]
+        ),
+        vol.Optional("category", default="general"): cv.string,
+        vol.Optional("source"): cv.string,
+        vol.Optional("target"): cv.comp_entity_ids,
+        vol.Optional("dedup_key"): cv.string,
+        vol.Optional("ttl"): vol.All(vol.Coerce(float), vol.Range(min=1, max=86400)),
+    }
+)
+
+
+def async_setup_announcements(hass: HomeAssistant) -> None:
+    """Create the announcer, the action, the metrics view; stop with HA."""
+    announcer = Announcer(
+        LoopClock(hass.loop),
+        on_event=lambda event: _on_event(hass, event),
+        loop=hass.loop,
+    )
+    hass.data[DATA_ANNOUNCER] = announcer
+
+    async def announce(call: ServiceCall) -> ServiceResponse:
+        return _announce(hass, announcer, call)
+
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_ANNOUNCE,
+        announce,
+        schema=ANNOUNCE_SCHEMA,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
+    hass.http.register_view(MetricsView())
+
+    async def on_stop(_event: Event) -> None:
+        await announcer.shutdown(goodbye=True)
+
+    hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, on_stop)
+
+
+def async_add_satellite(
+    hass: HomeAssistant, entry: VoiceStackConfigEntry, hub: SatelliteHub
+) -> None:
+    """Announce on this entry's satellite until the entry unloads."""
+    announcer = hass.data[DATA_ANNOUNCER]
+    satellite = announcer.add_satellite(
+        hub.satellite_id,
+        hub.speak_text,
+        hub.speaker.stop,
+        online=hub.connected,
+        options=AnnounceOptions.from_dict(entry.options),
+    )
+    hub.announcer = satellite
+
+    async def remove() -> None:
+        hub.announcer = None
+        await announcer.remove_satellite(hub.satellite_id)
+
+    entry.async_on_unload(remove)
+
+
+def _announce(
+    hass: HomeAssistant, announcer: Announcer, call: ServiceCall
+) -> ServiceResponse:
+    data = call.data
+    targets = None if "target" not in data else _satellite_keys(hass, data["target"])
+    try:
+        receipts = announcer.announce(
+            data["message"],
+            priority=data["priority"],
+            category=data["category"],
+            source=data.get("source") or _calling_script(hass, call),
+            targets=targets,
+            dedup_key=data.get("dedup_key"),
+            ttl_s=data.get("ttl"),
+        )
+    except AnnounceError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key=f"announce_{err.code}",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    for receipt in receipts:
+        if receipt.truncated:
+            _LOGGER.warning(
+                "Announcement %s was longer than %s characters and was cut",
+                receipt.id,
+                announcer.options.max_message_length,
+            )
+    _notify_all(hass)
+    return {"announcements": [receipt.as_dict() for receipt in receipts]}
+
+
+def _satellite_keys(hass: HomeAssistant, entity_ids: list[str]) -> list[str]:
+    """The satellites behind ``entity_ids`` (VoiceStack assist satellites)."""
+    registry = er.async_get(hass)
+    keys = []
+    for entity_id in entity_ids:
+        entity = registry.async_get(entity_id)
+        entry = (
+            hass.config_entries.async_get_entry(entity.config_entry_id)
+            if entity is not None and entity.config_entry_id
+            else None
+        )
+        if (
+            entry is None
+            or entry.domain != DOMAIN
+            or entity.domain != "assist_satellite"
+        ):
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="announce_not_a_satellite",
+                translation_placeholders={"entity_id": entity_id},
+            )
+        keys.append(entry.runtime_data.satellite_id)
+    return keys
+
+
+def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
+    """The automation or script whose run made this call, else ``service``.
+
+    An automation or script runs its actions in the context it last wrote its
+    own state with, so the caller is the one whose state has the call's context.
+    """
+    for domain in ("automation", "script"):
+        for state in hass.states.async_all(domain):
+            if state.context.id == call.context.id:
+                return state.entity_id
+    return "service"
+
+
+@callback
+def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
+    data = event.as_dict()
+    if (hub := _hub(hass, event.satellite)) is not None:
+        data["entity_id"] = hub.entity_id("assist_satellite", "assist_satellite")
+        hub.notify()
+    hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
+
+
+def _hub(hass: HomeAssistant, key: str) -> SatelliteHub | None:
+    for entry in hass.config_entries.async_loaded_entries(DOMAIN):
+        if entry.runtime_data.satellite_id == key:
+            return entry.runtime_data
+    return None
+
+
+def _notify_all(hass: HomeAssistant) -> None:
+    for entry in hass.config_entries.async_loaded_entries(DOMAIN):
+        entry.runtime_data.notify()
+
+
+class MetricsView(HomeAssistantView):
+    """``GET /api/voicestack/metrics``: the announcer's metrics (HA auth)."""
+
+    url = METRICS_URL
+    name = "api:voicestack:metrics"
+
+    async def get(self, request: web.Request) -> web.Response:
+        """Per satellite and total; 503 while no satellite is loaded."""
+        hass: HomeAssistant = request.app["hass"]
+        announcer = hass.data.get(DATA_ANNOUNCER)
+        if announcer is None or not hass.config_entries.async_loaded_entries(DOMAIN):
+            return self.json_message(
+                "VoiceStack is not loaded", HTTPStatus.SERVICE_UNAVAILABLE
+            )
+        body: dict[str, Any] = announcer.metrics().as_dict()
+        return self.json(body)

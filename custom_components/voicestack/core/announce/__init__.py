@@ -1,0 +1,78 @@
+"""Announcements that never overlap: collect, merge, prioritize, say, count.
+
+Home Assistant-free (only a ``Clock`` and two callables per satellite), so every
+window, limit and fate is tested exactly with a manual clock.
+
+Wiring (what the Home Assistant glue does)::
+
+    announcer = Announcer(LoopClock(), options=AnnounceOptions.from_dict(options),
+                          on_event=lambda e: hass.bus.async_fire(
+                              "voicestack_announcement", e.as_dict()))
+    # per satellite (config entry): its Speaker, the pipeline's TTS
+    async def speak(text: str, ids: tuple[str, ...]) -> Playback:
+        sentences = split_sentences(text)
+        return await hub.speaker.speak(synthesize_sentences(hass, pipeline, sentences))
+    satellite = announcer.add_satellite(entry.entry_id, speak, hub.speaker.stop,
+                                        online=hub.connected)
+    satellite.set_online(True)   # in link_connected;  False in link_lost
+    receipts = announcer.announce("Door open", priority="high", category="warning",
+                                  source="automation.doors", targets=[entry_id, ...])
+    announcer.metrics().as_dict()             # HTTP view, diagnostics, sensors
+    await announcer.remove_satellite(entry.entry_id)   # entry unload
+    await announcer.shutdown(goodbye=True)             # Home Assistant stops
+
+``speak`` must be cancellable (``Speaker.speak`` is: it flushes what it opened)
+and report ``first_audio_at`` on the clock's time base (``Playback`` uses
+``time.monotonic``, which is ``loop.time()``). Bad input raises ``AnnounceError``
+with a ``code`` (and ``field``) to translate.
+
+Modules: ``model`` (priorities, categories, events, receipts), ``options``
+(defaults, validation), ``limits`` (token buckets, dedup), ``collector`` (bounded
+waiting room), ``coalescer`` (windows, summaries, supersession), ``metrics``,
+``orchestrator`` (one satellite: critical path, offline, shutdown) and
+``announcer`` (all satellites, thread-safe entry point).
+"""
+
+from .announcer import Announcer, AnnouncerMetrics
+from .metrics import MetricsSnapshot
+from .model import (
+    CATEGORIES,
+    CATEGORY_PRIORITY,
+    AnnounceError,
+    Announcement,
+    AnnouncementEvent,
+    AnnounceRequest,
+    DropReason,
+    InterruptReason,
+    Priority,
+    Receipt,
+    ReceiptStatus,
+    SpeakResult,
+    Spoken,
+    Status,
+)
+from .options import DEFAULT_TEMPLATES, AnnounceOptions
+from .orchestrator import SatelliteAnnouncer
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_PRIORITY",
+    "DEFAULT_TEMPLATES",
+    "AnnounceError",
+    "AnnounceOptions",
+    "AnnounceRequest",
+    "Announcement",
+    "AnnouncementEvent",
+    "Announcer",
+    "AnnouncerMetrics",
+    "DropReason",
+    "InterruptReason",
+    "MetricsSnapshot",
+    "Priority",
+    "Receipt",
+    "ReceiptStatus",
+    "SatelliteAnnouncer",
+    "SpeakResult",
+    "Spoken",
+    "Status",
+]

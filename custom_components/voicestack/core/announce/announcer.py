@@ -1,0 +1,224 @@
+"""The announcer of all satellites: the one entry point for the glue.
+
+``Announcer.announce`` validates a message once, gives each target satellite its
+own announcement id and hands it to that satellite's ``SatelliteAnnouncer``. It
+may be called from any thread: on the event loop the message is admitted at once
+and the receipts say ``queued`` or ``dropped`` (with the reason); from another
+thread it is passed on with ``loop.call_soon_threadsafe`` and the receipts say
+``pending`` (ids are already assigned, events report the rest). Bad input raises
+``AnnounceError`` in the caller's thread either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+import logging
+import time
+from types import MappingProxyType
+from typing import Any
+
+from custom_components.voicestack.core.clock import Clock
+
+from .metrics import MetricsSnapshot, summarize
+from .model import (
+    DEFAULT_CATEGORY,
+    AnnounceError,
+    AnnounceRequest,
+    EventCallback,
+    Priority,
+    Receipt,
+    ReceiptStatus,
+    SpeakFn,
+    StopFn,
+    new_id,
+)
+from .options import AnnounceOptions
+from .orchestrator import SatelliteAnnouncer
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AnnouncerMetrics:
+    """Metrics of every satellite and their total."""
+
+    total: MetricsSnapshot
+    satellites: Mapping[str, MetricsSnapshot]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (``GET /api/voicestack/metrics``, diagnostics)."""
+        return {
+            "total": self.total.as_dict(),
+            "satellites": {
+                key: snap.as_dict() for key, snap in self.satellites.items()
+            },
+        }
+
+
+class Announcer:
+    """Announcements for every satellite; create it on the event loop."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        options: AnnounceOptions | None = None,
+        on_event: EventCallback | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        """``options`` are the default for satellites added without their own.
+
+        ``loop`` is the event loop the announcer lives on (default: the running
+        one); ``on_event`` receives every satellite's status reports.
+        """
+        self._clock = clock
+        self._options = (options or AnnounceOptions()).validate()
+        self._on_event = on_event
+        self._loop = loop or asyncio.get_running_loop()
+        self._wall = wall
+        self._satellites: dict[str, SatelliteAnnouncer] = {}
+        self._keys: tuple[str, ...] = ()  # replaced, never mutated: read by any thread
+
+    @property
+    def options(self) -> AnnounceOptions:
+        """The default options."""
+        return self._options
+
+    def set_options(self, options: AnnounceOptions) -> None:
+        """New default options, applied to every satellite too."""
+        self._options = options.validate()
+        for satellite in self._satellites.values():
+            satellite.set_options(options)
+
+    @property
+    def satellites(self) -> Mapping[str, SatelliteAnnouncer]:
+        """The satellites by key (read-only view)."""
+        return MappingProxyType(self._satellites)
+
+    def add_satellite(
+        self,
+        key: str,
+        speak: SpeakFn,
+        stop: StopFn,
+        *,
+        online: bool = True,
+        options: AnnounceOptions | None = None,
+    ) -> SatelliteAnnouncer:
+        """Announce on a new satellite; ``key`` is what ``targets`` name."""
+        if key in self._satellites:
+            raise AnnounceError("duplicate_target", f"satellite {key!r} already added")
+        satellite = SatelliteAnnouncer(
+            key,
+            speak,
+            stop,
+            clock=self._clock,
+            options=options or self._options,
+            on_event=self._on_event,
+            online=online,
+            wall=self._wall,
+        )
+        self._satellites[key] = satellite
+        self._keys = (*self._keys, key)
+        return satellite
+
+    async def remove_satellite(self, key: str, *, goodbye: bool = False) -> None:
+        """Shut one satellite's announcer down (bounded) and forget it."""
+        satellite = self._satellites.pop(key, None)
+        self._keys = tuple(self._satellites)
+        if satellite is not None:
+            await satellite.shutdown(goodbye=goodbye)
+
+    async def shutdown(self, *, goodbye: bool = True) -> None:
+        """Shut every satellite down at once; each says the goodbye if set.
+
+        Meanwhile ``announce`` answers ``rejected``; afterwards there are no targets.
+        """
+        await asyncio.gather(
+            *(s.shutdown(goodbye=goodbye) for s in self._satellites.values())
+        )
+        self._satellites.clear()
+        self._keys = ()
+
+    def announce(
+        self,
+        message: str,
+        *,
+        priority: Priority | str = Priority.NORMAL,
+        category: str = DEFAULT_CATEGORY,
+        source: str | None = None,
+        targets: Iterable[str] | None = None,
+        dedup_key: str | None = None,
+        ttl_s: float | None = None,
+    ) -> list[Receipt]:
+        """Announce ``message`` on ``targets`` (default: every satellite).
+
+        Any thread. Returns one receipt per target; raises ``AnnounceError`` for a
+        bad argument or an unknown target.
+        """
+        request = AnnounceRequest.create(
+            message,
+            priority=priority,
+            category=category,
+            source=source,
+            dedup_key=dedup_key,
+            ttl_s=ttl_s,
+        )
+        keys = self._targets(targets)
+        ids = [new_id() for _ in keys]
+        if _running_loop() is self._loop:
+            return self._submit(request, keys, ids)
+        self._loop.call_soon_threadsafe(self._submit, request, keys, ids)
+        return [
+            Receipt(key, item_id, ReceiptStatus.PENDING)
+            for key, item_id in zip(keys, ids, strict=True)
+        ]
+
+    def metrics(self) -> AnnouncerMetrics:
+        """Every satellite's metrics and the total (event loop)."""
+        satellites = self._satellites.values()
+        return AnnouncerMetrics(
+            total=summarize(s.parts() for s in satellites),
+            satellites={s.name: s.snapshot() for s in satellites},
+        )
+
+    def _targets(self, targets: Iterable[str] | None) -> tuple[str, ...]:
+        known = self._keys
+        if targets is None:
+            return known
+        keys = tuple(dict.fromkeys(targets))
+        if unknown := [key for key in keys if key not in known]:
+            raise AnnounceError(
+                "unknown_target",
+                f"no announcer for {', '.join(map(repr, unknown))}",
+                field="target",
+            )
+        return keys
+
+    def _submit(
+        self, request: AnnounceRequest, keys: tuple[str, ...], ids: list[str]
+    ) -> list[Receipt]:
+        receipts: list[Receipt] = []
+        for key, item_id in zip(keys, ids, strict=True):
+            satellite = self._satellites.get(key)
+            if satellite is None:  # removed while the call crossed threads
+                receipts.append(Receipt(key, item_id, ReceiptStatus.REJECTED))
+                continue
+            receipts.append(satellite.submit(request, item_id))
+        if any(receipt.truncated for receipt in receipts):
+            _LOGGER.warning(
+                "Announcement from %s has %d characters, more than the maximum;"
+                " truncated",
+                request.source,
+                len(request.text),
+            )
+        return receipts
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
