@@ -15,10 +15,13 @@ from typing import Any
 from homeassistant.config_entries import (
     SOURCE_IGNORE,
     SOURCE_RECONFIGURE,
+    ConfigEntry,
     ConfigFlow,
     ConfigFlowResult,
+    OptionsFlow,
 )
 from homeassistant.const import CONF_HOST, CONF_PORT
+from homeassistant.core import callback
 from homeassistant.data_entry_flow import AbortFlow
 from homeassistant.helpers.service_info.zeroconf import ZeroconfServiceInfo
 import voluptuous as vol
@@ -26,6 +29,7 @@ import voluptuous as vol
 from .const import DEFAULT_PORT, DESCRIBE_TIMEOUT_S, DOMAIN
 from .core.identity import Identity, address_unique_id, async_identify
 from .core.wyoming_info import PeerUnreachableError
+from .options_flow import VoiceStackOptionsFlow
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,6 +53,12 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
     """Handle adding a VoiceStack (or stock Wyoming) satellite."""
 
     VERSION = 1
+
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """The announcer's options."""
+        return VoiceStackOptionsFlow()
 
     def __init__(self) -> None:
         """Nothing discovered yet."""

@@ -12,6 +12,7 @@ PLATFORMS: Final = [
     Platform.ASSIST_SATELLITE,
     Platform.BINARY_SENSOR,
     Platform.SELECT,
+    Platform.SENSOR,
     Platform.SWITCH,
 ]
 # Fired for every transcript, with the routing decision.

@@ -37,4 +37,5 @@ async def async_get_config_entry_diagnostics(
             "busy": hub.speaker.busy,
             "last_playback": asdict(playback) if playback else None,
         },
+        "announcements": hub.announcer.snapshot().as_dict() if hub.announcer else None,
     }

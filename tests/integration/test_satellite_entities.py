@@ -57,14 +57,19 @@ async def test_device_entities_and_diagnostics(
     assert device.name == "test-satellite"
     assert device.model == "voicestack-satellite"
     assert device.sw_version == "0.1.0"
-    assert sorted(e.entity_id for e in entities) == [
+    ids = {e.entity_id for e in entities}
+    assert {
         SATELLITE,
         "binary_sensor.test_satellite_assist_in_progress",
         CONNECTED,
         "select.test_satellite_assistant",
         "select.test_satellite_finished_speaking_detection",
         MUTE,
-    ]
+        "sensor.test_satellite_announcements_queued",
+        "sensor.test_satellite_announcements_dropped",
+        "sensor.test_satellite_announcement_latency_median",
+    } <= ids
+    assert len(ids) == 6 + 9  # and the other announcement metrics
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port
@@ -72,6 +77,7 @@ async def test_device_entities_and_diagnostics(
     assert diagnostics["link"]["connects"] == 1
     assert diagnostics["info"]["satellite"]["name"] == "test-satellite"
     assert "voicestack-flush" in diagnostics["voicestack"]["accepts"]
+    assert diagnostics["announcements"]["received"] == 0
 
 
 async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(

@@ -1,0 +1,148 @@
+"""Announcement metrics of each satellite as sensors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from homeassistant.components.sensor import (
+    SensorDeviceClass,
+    SensorEntity,
+    SensorEntityDescription,
+    SensorStateClass,
+)
+from homeassistant.const import EntityCategory, UnitOfTime
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.typing import StateType
+
+from .core.announce import MetricsSnapshot
+from .entity import VoiceStackEntity
+from .hub import SatelliteHub, VoiceStackConfigEntry
+
+PARALLEL_UPDATES = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricDescription(SensorEntityDescription):
+    """A sensor reading one figure of the satellite's metrics."""
+
+    value: Callable[[MetricsSnapshot], StateType | datetime]
+
+
+def _when(snapshot: MetricsSnapshot) -> datetime | None:
+    at = snapshot.last_spoken_at
+    return None if at is None else datetime.fromtimestamp(at, UTC)
+
+
+COUNTER = {
+    "state_class": SensorStateClass.TOTAL_INCREASING,
+    "entity_category": EntityCategory.DIAGNOSTIC,
+}
+LATENCY = {
+    "device_class": SensorDeviceClass.DURATION,
+    "native_unit_of_measurement": UnitOfTime.SECONDS,
+    "state_class": SensorStateClass.MEASUREMENT,
+    "suggested_display_precision": 2,
+    "entity_category": EntityCategory.DIAGNOSTIC,
+}
+METRICS: tuple[MetricDescription, ...] = (
+    MetricDescription(
+        key="announcement_queue",
+        translation_key="announcement_queue",
+        state_class=SensorStateClass.MEASUREMENT,
+        value=lambda s: s.queued,
+    ),
+    MetricDescription(
+        key="announcements_received",
+        translation_key="announcements_received",
+        value=lambda s: s.received,
+        **COUNTER,
+    ),
+    MetricDescription(
+        key="announcements_spoken",
+        translation_key="announcements_spoken",
+        value=lambda s: s.spoken,
+        **COUNTER,
+    ),
+    MetricDescription(
+        key="announcements_coalesced",
+        translation_key="announcements_coalesced",
+        value=lambda s: s.coalesced,
+        **COUNTER,
+    ),
+    MetricDescription(
+        key="announcements_dropped",
+        translation_key="announcements_dropped",
+        value=lambda s: s.dropped_total,
+        **COUNTER,
+    ),
+    MetricDescription(
+        key="announcement_interrupts",
+        translation_key="announcement_interrupts",
+        value=lambda s: s.interrupts,
+        **COUNTER,
+    ),
+    MetricDescription(
+        key="announcement_latency_p50",
+        translation_key="announcement_latency_p50",
+        value=lambda s: s.latency_p50_s,
+        **LATENCY,
+    ),
+    MetricDescription(
+        key="announcement_latency_p95",
+        translation_key="announcement_latency_p95",
+        value=lambda s: s.latency_p95_s,
+        **LATENCY,
+    ),
+    MetricDescription(
+        key="last_announcement",
+        translation_key="last_announcement",
+        device_class=SensorDeviceClass.TIMESTAMP,
+        value=_when,
+    ),
+)
+
+
+async def async_setup_entry(
+    hass: HomeAssistant,
+    entry: VoiceStackConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+) -> None:
+    """One sensor per figure and satellite."""
+    hub = entry.runtime_data
+    async_add_entities(AnnouncementMetric(hub, d) for d in METRICS)
+
+
+class AnnouncementMetric(VoiceStackEntity, SensorEntity):
+    """Updated whenever an announcement is received, said or dropped."""
+
+    entity_description: MetricDescription
+
+    def __init__(self, hub: SatelliteHub, description: MetricDescription) -> None:
+        """``description`` says which figure."""
+        self.entity_description = description
+        super().__init__(hub)
+
+    @property
+    def available(self) -> bool:
+        """Counted also while the satellite is offline (messages wait then)."""
+        return self.hub.announcer is not None
+
+    @property
+    def native_value(self) -> StateType | datetime:
+        """The figure now."""
+        if self.hub.announcer is None:
+            return None
+        return self.entity_description.value(self.hub.announcer.snapshot())
+
+    @property
+    def extra_state_attributes(self) -> dict[str, int] | None:
+        """Drops by reason, on the dropped sensor."""
+        if (
+            self.entity_description.key != "announcements_dropped"
+            or not self.hub.announcer
+        ):
+            return None
+        return {str(r): n for r, n in self.hub.announcer.snapshot().dropped.items()}

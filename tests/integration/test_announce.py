@@ -1,0 +1,253 @@
+"""``voicestack.announce`` with real HA, a real satellite subprocess and Piper.
+
+Bursts merge into few utterances, a critical interrupts, nothing overlaps, a lost
+satellite says its high-priority messages once after it is back, bad service data
+gets translated errors, and the metrics view balances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+import time
+from typing import Any
+
+from homeassistant.core import Event, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
+import pytest
+
+from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.hub import SatelliteHub
+from custom_components.voicestack.speech_output import synthesize_sentences
+from tests import servers, speech
+from tests.integration.assist import add_voicestack, set_up_assist, wait_for
+from tests.satellite.harness import satellite
+
+pytestmark = pytest.mark.e2e
+
+SATELLITE = "assist_satellite.test_satellite"
+
+
+class WireLog:
+    """Passes every event to the satellite and keeps the audio framing seen."""
+
+    def __init__(self, hub: SatelliteHub) -> None:
+        """Wrap ``hub.link.send`` (the real link keeps sending)."""
+        self.framing: list[str] = []
+        send = hub.link.send
+
+        async def logged(event: Any) -> bool:
+            if event.type in ("audio-start", "audio-stop"):
+                self.framing.append(event.type)
+            return await send(event)
+
+        hub.link.send = logged  # type: ignore[method-assign]
+        hub.speaker._send = logged
+
+    def never_overlapped(self) -> bool:
+        """Every audio-start was closed by an audio-stop before the next."""
+        return self.framing == ["audio-start", "audio-stop"] * (len(self.framing) // 2)
+
+
+async def announce(hass: HomeAssistant, **data: Any) -> dict[str, Any]:
+    """Call the action and return its response."""
+    response = await hass.services.async_call(
+        DOMAIN, "announce", data, blocking=True, return_response=True
+    )
+    assert response is not None
+    return response
+
+
+async def loaded_satellite(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> tuple[SatelliteHub, list[Event]]:
+    """Assist, a satellite hearing silence, its entry; events recorded."""
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    mic = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    sat = await stack.enter_async_context(satellite(tmp_path, "--mic-file", str(mic)))
+    entry = await add_voicestack(hass, stack, sat)
+    await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
+    events: list[Event] = []
+    stack.callback(hass.bus.async_listen("voicestack_announcement", events.append))
+    return entry.runtime_data, events
+
+
+def statuses(events: list[Event], status: str) -> list[dict[str, Any]]:
+    """The data of the events with ``status``."""
+    return [e.data for e in events if e.data["status"] == status]
+
+
+async def test_a_burst_is_merged_and_never_overlaps(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    async with AsyncExitStack() as stack:
+        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        wire = WireLog(hub)
+        receipts = []
+        started = time.monotonic()
+        for n in range(20):
+            response = await announce(
+                hass,
+                message=f"Door {n} opened",
+                source=f"sensor_{n % 5}",
+                category="warning",
+            )
+            receipts += response["announcements"]
+        assert time.monotonic() - started < 1.0
+        await wait_for(lambda: hub.announcer.snapshot().queued == 0, 60, "all said")
+        await wait_for(lambda: not hub.speaker.busy, 10, "speaker free")
+        snapshot = hub.announcer.snapshot()
+
+    said = statuses(events, "started")
+    assert 1 <= len(said) <= 3
+    assert wire.never_overlapped()
+    assert {r["status"] for r in receipts} <= {"queued", "dropped"}
+    assert snapshot.received == 20
+    assert snapshot.balanced
+    assert "warnings" in said[0]["text"]
+
+
+async def test_a_critical_interrupts_and_starts_quickly(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    critical = "Smoke in the kitchen."
+    async with AsyncExitStack() as stack:
+        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        # What text-to-speech alone costs for the critical message.
+        tts_started = time.monotonic()
+        satellite_entity = hass.data["assist_satellite"].get_entity(SATELLITE)
+        async for _sentence, _pcm in synthesize_sentences(
+            hass, satellite_entity.pipeline(), [critical]
+        ):
+            pass
+        tts_s = time.monotonic() - tts_started
+        await announce(
+            hass,
+            message="The weekly report: it was a quiet week with nothing much to "
+            "say, and this sentence is long on purpose so it is still playing.",
+            category="general",
+        )
+        await wait_for(lambda: statuses(events, "started"), 20, "normal started")
+        called = time.monotonic()
+        await announce(hass, message=critical, priority="critical", category="error")
+        await wait_for(
+            lambda: len(statuses(events, "finished")) >= 1, 30, "critical said"
+        )
+        first_audio = hub.speaker.last.first_audio_at
+
+    interrupted = statuses(events, "interrupted")
+    assert len(interrupted) == 1
+    assert interrupted[0]["reason"] == "critical"
+    finished = statuses(events, "finished")
+    assert finished[-1]["text"] == critical
+    assert first_audio is not None
+    assert first_audio - called < 0.25 + tts_s
+
+
+async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    message = "The garage door has been open for ten minutes."
+    mic = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with AsyncExitStack() as stack:
+        await set_up_assist(hass, stack, tmp_path, piper, whisper)
+        first = satellite(tmp_path, "--mic-file", str(mic))
+        sat = await first.__aenter__()
+        entry = await add_voicestack(hass, stack, sat)
+        hub: SatelliteHub = entry.runtime_data
+        await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
+        events: list[Event] = []
+        stack.callback(hass.bus.async_listen("voicestack_announcement", events.append))
+        await announce(hass, message=message, priority="high", category="warning")
+        await wait_for(lambda: statuses(events, "started"), 20, "started")
+        await first.__aexit__(None, None, None)  # gone mid-announcement
+        await wait_for(lambda: not hub.connected, 10, "disconnected")
+        await stack.enter_async_context(
+            satellite(tmp_path, "--mic-file", str(mic), port=sat.port)
+        )
+        await wait_for(lambda: statuses(events, "finished"), 60, "said after reconnect")
+        snapshot = hub.announcer.snapshot()
+
+    (finished,) = statuses(events, "finished")
+    assert finished["text"] == message
+    assert [e["reason"] for e in statuses(events, "interrupted")] == ["lost"]
+    assert snapshot.spoken == 1
+    assert snapshot.balanced
+    played = sorted(tmp_path.glob("played.*.wav"))
+    assert len(played) == 1  # the second satellite's only stream
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"message": ""}, "announce_empty_message"),
+        ({"message": "x", "category": "gossip"}, "announce_unknown_category"),
+        ({"message": "x", "target": "light.kitchen"}, "announce_not_a_satellite"),
+    ],
+)
+async def test_bad_service_data_gets_a_translated_error(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+    data: dict[str, Any],
+    key: str,
+) -> None:
+    async with AsyncExitStack() as stack:
+        await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        with pytest.raises(ServiceValidationError) as err:
+            await announce(hass, **data)
+
+    assert err.value.translation_key == key
+    assert err.value.translation_domain == DOMAIN
+
+
+async def test_metrics_view_balances_and_is_503_when_unloaded(
+    hass: HomeAssistant,
+    hass_client: Callable[[], Awaitable[Any]],
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    async with AsyncExitStack() as stack:
+        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        await announce(hass, message="Hello there.", priority="low")
+        await wait_for(lambda: hub.announcer.snapshot().spoken == 1, 30, "said")
+        client = await hass_client()
+        loaded = await client.get("/api/voicestack/metrics")
+        body = await loaded.json()
+    unloaded = await client.get("/api/voicestack/metrics")
+
+    assert loaded.status == 200
+    total = body["total"]
+    assert total["received"] == 1
+    assert total["spoken"] == 1
+    assert unloaded.status == 503
+
+
+async def test_options_are_validated_per_field_and_applied_at_once(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    async with AsyncExitStack() as stack:
+        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        entry = hub.entry
+        form = await hass.config_entries.options.async_init(entry.entry_id)
+        bad = await hass.config_entries.options.async_configure(
+            form["flow_id"], {"coalesce_window_s": 1.0, "template_warning": "{oops"}
+        )
+        good = await hass.config_entries.options.async_configure(
+            bad["flow_id"], {"coalesce_window_s": 1.0, "template_warning": "{count} x"}
+        )
+        await hass.async_block_till_done()
+        applied = hub.announcer.options
+
+    assert bad["errors"] == {"template_warning": "invalid_template"}
+    assert good["type"] == "create_entry"
+    assert entry.options["coalesce_window_s"] == 1.0
+    assert applied.coalesce_window_s == 1.0
+    assert applied.template("warning") == "{count} x"
