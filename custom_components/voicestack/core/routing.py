@@ -26,13 +26,19 @@ class Route:
     """What to do with an utterance, and which frame and rule decided it.
 
     ``agent_text`` is sent to the conversation agent (None: do not); ``speak``
-    is said directly instead of (or before) the agent's answer.
+    is said directly instead of (or before) the agent's answer. ``reason`` and
+    ``trace`` explain the decision (what matched; the steps through the frame
+    stack) for events and debug logs. ``listen``: the router expects more speech
+    (a wake-word satellite should listen again without a wake word).
     """
 
     frame: str
     rule: str
     agent_text: str | None
     speak: str | None = None
+    reason: str = ""
+    trace: tuple[str, ...] = ()
+    listen: bool = False
 
 
 Router = Callable[[Utterance], Awaitable[Route]]
@@ -40,4 +46,9 @@ Router = Callable[[Utterance], Awaitable[Route]]
 
 async def pass_through(utterance: Utterance) -> Route:
     """Send every transcript to the conversation agent as it is."""
-    return Route(frame="agent", rule="pass_through", agent_text=utterance.text)
+    return Route(
+        frame="agent",
+        rule="pass_through",
+        agent_text=utterance.text,
+        reason="no router installed: everything goes to the agent",
+    )

@@ -1,0 +1,145 @@
+"""The confirm frame (yes/no) and delivery that may need it.
+
+A pending action waits in the frame; "yes" runs it, "no" or "cancel" discards it,
+anything else with real words gets "Please say yes or no." and changes nothing
+(no CHECK_PARENT: nothing else is accepted). After ``timeout_s`` without an answer
+the action is discarded.
+
+``Deliverer`` hands a submission to its target and, when the target's
+``Delivery`` carries a question (a sensitive request), pushes a confirm frame whose
+pending action releases the delivery's ``agent_text`` and ``speak``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+import inspect
+
+from .frames import Frame, Plan
+from .replies import Replies
+from .rules import ActionResult, CatchAllRule, Hit, Outcome, frame_action, phrase_rules
+from .targets import Submission, Target
+from .vocabulary import Vocabulary
+
+__all__ = ["ConfirmFrame", "Deliverer", "PendingAction"]
+
+type PendingAction = Callable[[], ActionResult | Awaitable[ActionResult]]
+
+
+class ConfirmFrame(Frame):
+    """Yes or no to one pending action."""
+
+    def __init__(
+        self,
+        question: str,
+        on_yes: PendingAction,
+        *,
+        plan: Plan,
+        replies: Replies,
+        timeout_s: float | None,
+    ) -> None:
+        """``plan`` from ``build_plan``; ``question`` is what was asked."""
+        super().__init__("confirm", plan, expects_speech=True, timeout_s=timeout_s)
+        self.question = question
+        self.on_yes = on_yes
+        self.replies = replies
+
+    @staticmethod
+    def build_plan(vocabulary: Vocabulary) -> Plan:
+        """yes, no, cancel, then a reprompt for anything else."""
+        return Plan(
+            [
+                *phrase_rules(
+                    "yes",
+                    vocabulary["confirm.yes"],
+                    frame_action(ConfirmFrame.on_yes_said),
+                ),
+                *phrase_rules(
+                    "no",
+                    vocabulary["confirm.no"],
+                    frame_action(ConfirmFrame.on_no_said),
+                ),
+                *phrase_rules(
+                    "cancel",
+                    vocabulary["common.cancel"],
+                    frame_action(ConfirmFrame.on_no_said),
+                ),
+                CatchAllRule("reprompt", frame_action(ConfirmFrame.on_other)),
+            ]
+        )
+
+    async def on_yes_said(self, hit: Hit) -> Outcome:
+        """Close, then run the pending action; its outcome is the answer."""
+        self.stack.pop(self)
+        result = self.on_yes()
+        if inspect.isawaitable(result):
+            result = await result
+        outcome = result or Outcome()
+        reason = "confirmed" + (f"; {outcome.reason}" if outcome.reason else "")
+        return Outcome(
+            speak=outcome.speak, agent_text=outcome.agent_text, reason=reason
+        )
+
+    def on_no_said(self, hit: Hit) -> Outcome:
+        """Close; the pending action is dropped."""
+        self.stack.pop(self)
+        return Outcome(
+            speak=self.replies.cancelled or None, reason="declined; action discarded"
+        )
+
+    def on_other(self, hit: Hit) -> Outcome:
+        """Neither yes nor no: ask again, keep waiting."""
+        return Outcome(
+            speak=self.replies.say_yes_or_no or None, reason="not yes or no; waiting"
+        )
+
+    def on_timeout(self) -> Outcome:
+        """No answer in time: the action is dropped."""
+        self.stack.pop(self)
+        return Outcome(
+            speak=self.replies.confirm_expired or None,
+            reason=f"no answer within {self.timeout_s:g} s; action discarded",
+        )
+
+
+class Deliverer:
+    """Deliver a submission; ask first when the target says so.
+
+    ``confirm(question, pending)`` builds the confirm frame (the kit does).
+    """
+
+    def __init__(self, confirm: Callable[[str, PendingAction], Frame]) -> None:
+        """Frames come from ``confirm``."""
+        self._confirm = confirm
+
+    async def __call__(
+        self,
+        frame: Frame,
+        target: Target,
+        submission: Submission,
+        *,
+        close: bool = True,
+    ) -> Outcome:
+        """Deliver; on success pop ``frame`` (if ``close``); raise on failure.
+
+        A question in the delivery pushes a confirm frame (after the pop) and is
+        said; the delivery's agent text and speech wait for "yes".
+        """
+        delivery = await target.deliver(submission)
+        control = frame.stack
+        if close:
+            control.pop(frame)
+
+        def release() -> Outcome:
+            return Outcome(
+                speak=delivery.speak,
+                agent_text=delivery.agent_text,
+                reason=f"submitted to {target.name}",
+            )
+
+        if delivery.confirm is None:
+            return release()
+        control.push(self._confirm(delivery.confirm, release))
+        return Outcome(
+            speak=delivery.confirm, reason=f"{target.name}: sensitive, asking first"
+        )

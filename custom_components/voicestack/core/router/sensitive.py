@@ -1,0 +1,82 @@
+"""Which requests must be confirmed by voice before the agent acts on them.
+
+Opening a garage door or unlocking a lock because speech-to-text misheard is worse
+than asking once. The glue tells the router which entities a request would touch
+(it recognizes the intent without running it); ``sensitive_entities`` picks those
+that need a spoken "yes" under the user's ``ConfirmPolicy``:
+
+- every entity of a listed domain (default ``lock``, ``alarm_control_panel``);
+- covers that are garage doors, doors or gates (by device class; without one, by
+  the entity id naming a garage, door or gate, so blinds are not asked about);
+- every entity the user listed.
+
+On by default; ``ConfirmPolicy(enabled=False)`` turns it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+import re
+from typing import Final
+
+__all__ = ["DEFAULT_QUESTION", "ConfirmPolicy", "Touched", "sensitive_entities"]
+
+DEFAULT_QUESTION: Final = "Should I {text}? Say yes or no."
+_COVER_WORDS: Final = re.compile(r"(?:^|_)(garage|door|gate)(?:s)?(?:_|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """An entity a request would act on, with its device class if known."""
+
+    entity_id: str
+    device_class: str | None = None
+
+    @property
+    def domain(self) -> str:
+        """``lock`` of ``lock.front_door``."""
+        return self.entity_id.partition(".")[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmPolicy:
+    """What needs a spoken "yes" first (the options flow edits it).
+
+    ``question`` is what the satellite asks; ``{text}`` is the request.
+    """
+
+    enabled: bool = True
+    domains: frozenset[str] = frozenset({"lock", "alarm_control_panel"})
+    cover_classes: frozenset[str] = frozenset({"garage", "door", "gate"})
+    entities: frozenset[str] = field(default_factory=frozenset)
+    question: str = DEFAULT_QUESTION
+
+    def ask(self, text: str) -> str:
+        """The question for request ``text`` ("Should I unlock the front door?")."""
+        request = text.strip().rstrip(".!?")
+        if request[:1].isupper() and not request[1:2].isupper():
+            request = request[0].lower() + request[1:]
+        return self.question.format(text=request)
+
+
+def _needs(touched: Touched, policy: ConfirmPolicy) -> bool:
+    if touched.entity_id in policy.entities or touched.domain in policy.domains:
+        return True
+    if touched.domain != "cover":
+        return False
+    if touched.device_class is not None:
+        return touched.device_class in policy.cover_classes
+    object_id = touched.entity_id.partition(".")[2]
+    match = _COVER_WORDS.search(object_id)
+    return match is not None and match.group(1) in policy.cover_classes
+
+
+def sensitive_entities(
+    touched: Iterable[Touched | str], policy: ConfirmPolicy
+) -> tuple[str, ...]:
+    """The entity ids among ``touched`` that need confirmation (empty: none)."""
+    if not policy.enabled:
+        return ()
+    items = (Touched(item) if isinstance(item, str) else item for item in touched)
+    return tuple(item.entity_id for item in items if _needs(item, policy))
