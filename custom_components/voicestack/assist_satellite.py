@@ -41,7 +41,7 @@ from .const import DOMAIN, FOLLOW_UP_TIMEOUT_S
 from .core.speaker import Playback
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .hub import DEFAULT_END_OF_SPEECH_S, SatelliteHub, VoiceStackConfigEntry
 from .speech_output import TTS_OPTIONS, read_stream
 from .voice_loop import LISTEN_EVENT, VoiceLoop
 
@@ -80,12 +80,15 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self.hub.on_satellite_event = self._on_satellite_event
         self.hub.on_link_lost = self._on_link_lost
         self.hub.say = self._say
+        self.hub.end_of_speech_s = self._resolve_vad_sensitivity
+        self.hub.send_hello()
 
     async def async_will_remove_from_hass(self) -> None:
         """Stop any request; the hub outlives the entity during unload."""
         self.hub.on_satellite_event = lambda _event: None
         self.hub.on_link_lost = lambda: None
         self.hub.say = None
+        self.hub.end_of_speech_s = lambda: DEFAULT_END_OF_SPEECH_S
         self.voice.cancel()
         await super().async_will_remove_from_hass()
 

@@ -37,3 +37,16 @@ class VoiceStackEntity(Entity):
     def _hub_changed(self) -> None:
         """Default: availability may have changed."""
         self.async_write_ha_state()
+
+
+class VoiceStackSettingEntity(VoiceStackEntity):
+    """A setting kept in Home Assistant: usable while the satellite is away.
+
+    (It is applied when the satellite is back; an unavailable VAD select would
+    also break Home Assistant's own lookup of the sensitivity.)
+    """
+
+    @property
+    def available(self) -> bool:
+        """Always."""
+        return True

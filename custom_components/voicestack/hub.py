@@ -32,6 +32,8 @@ _LOGGER = logging.getLogger(__name__)
 
 HELLO_EVENT = "voicestack-hello"  # ask for the satellite's extension events
 PROTOCOL_VERSION = 1
+DEFAULT_END_OF_SPEECH_S = 0.7  # Home Assistant's default VAD sensitivity
+MIN_END_OF_SPEECH_S = 0.3  # shorter splits a request at a pause between words
 
 type VoiceStackConfigEntry = ConfigEntry[SatelliteHub]
 
@@ -58,6 +60,8 @@ class SatelliteHub:
         # Says text on the satellite (set by its entity, which knows the pipeline).
         self.say: Callable[[str], Awaitable[Playback]] | None = None
         self.announcer: SatelliteAnnouncer | None = None
+        # Seconds of quiet that end a request (the VAD sensitivity select).
+        self.end_of_speech_s: Callable[[], float] = lambda: DEFAULT_END_OF_SPEECH_S
         self._listeners: list[CALLBACK_TYPE] = []
 
     @property
@@ -80,8 +84,7 @@ class SatelliteHub:
         """Refresh what the satellite says about itself; re-apply the mute."""
         host, port = self.entry.data[CONF_HOST], self.entry.data[CONF_PORT]
         self.identity = identify(host, port, info)
-        if self.link.supports(HELLO_EVENT):
-            self._send_soon(Event(HELLO_EVENT, {"protocol": PROTOCOL_VERSION}))
+        self.send_hello()
         if self.muted:
             self._send_soon(PauseSatellite().event())
         if self.announcer is not None:
@@ -131,6 +134,24 @@ class SatelliteHub:
         """Call ``listener`` on any change; returns the remover."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def send_hello(self) -> None:
+        """Ask a voicestack-satellite for its extension events.
+
+        It is also asked to end requests itself once the room is quiet again,
+        much sooner than a VAD model notices (see the satellite's endpoint.py).
+        """
+        if self.link.connected and self.link.supports(HELLO_EVENT):
+            try:
+                silence = max(MIN_END_OF_SPEECH_S, self.end_of_speech_s())
+            except ValueError:  # the select has no valid state yet
+                silence = DEFAULT_END_OF_SPEECH_S
+            self._send_soon(
+                Event(
+                    HELLO_EVENT,
+                    {"protocol": PROTOCOL_VERSION, "end_of_speech_s": silence},
+                )
+            )
 
     def _send_soon(self, event: Event) -> None:
         self.entry.async_create_background_task(

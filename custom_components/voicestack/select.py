@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
-from .entity import VoiceStackEntity
+from .entity import VoiceStackSettingEntity
 from .hub import SatelliteHub, VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -26,19 +26,24 @@ async def async_setup_entry(
     async_add_entities([PipelineSelect(hass, hub), VadSelect(hass, hub)])
 
 
-class PipelineSelect(VoiceStackEntity, AssistPipelineSelect):
+class PipelineSelect(VoiceStackSettingEntity, AssistPipelineSelect):
     """Which Assist pipeline (STT, agent, TTS) the satellite uses."""
 
     def __init__(self, hass: HomeAssistant, hub: SatelliteHub) -> None:
         """Unique id ``<satellite>-pipeline``, like HA's own satellites."""
         AssistPipelineSelect.__init__(self, hass, DOMAIN, hub.satellite_id)
-        VoiceStackEntity.__init__(self, hub)
+        VoiceStackSettingEntity.__init__(self, hub)
 
 
-class VadSelect(VoiceStackEntity, VadSensitivitySelect):
+class VadSelect(VoiceStackSettingEntity, VadSensitivitySelect):
     """How long a pause ends the request."""
 
     def __init__(self, hass: HomeAssistant, hub: SatelliteHub) -> None:
         """Unique id ``<satellite>-vad_sensitivity``."""
         VadSensitivitySelect.__init__(self, hass, hub.satellite_id)
-        VoiceStackEntity.__init__(self, hub)
+        VoiceStackSettingEntity.__init__(self, hub)
+
+    async def async_select_option(self, option: str) -> None:
+        """The satellite ends requests after the new quiet time too."""
+        await super().async_select_option(option)
+        self.hub.send_hello()

@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.restore_state import RestoreEntity
 
-from .entity import VoiceStackEntity
+from .entity import VoiceStackSettingEntity
 from .hub import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -25,7 +25,7 @@ async def async_setup_entry(
     async_add_entities([MuteSwitch(entry.runtime_data)])
 
 
-class MuteSwitch(VoiceStackEntity, SwitchEntity, RestoreEntity):
+class MuteSwitch(VoiceStackSettingEntity, SwitchEntity, RestoreEntity):
     """Muted survives restarts and reconnects (the hub re-applies it)."""
 
     entity_description = SwitchEntityDescription(

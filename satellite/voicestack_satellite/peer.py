@@ -28,6 +28,7 @@ class Peer:
         self._lock = asyncio.Lock()
         self.closed = False
         self.extensions = False  # sent voicestack-hello: wants our extra events
+        self.end_of_speech_s: float | None = None  # asked us to end requests
         self.last_seen = time.monotonic()  # when the peer last sent anything
         reader._limit = MAX_HEADER_BYTES  # noqa: SLF001 - StreamReader has no setter
 

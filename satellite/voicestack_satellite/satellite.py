@@ -34,6 +34,7 @@ from wyoming.wake import Detect, Detection
 
 from . import __version__, extensions
 from .audio import RATE
+from .endpoint import Endpointer
 from .hooks import EventCommand
 from .mic import CHUNK_SAMPLES
 from .peer import Peer
@@ -85,6 +86,7 @@ class SatelliteCoordinator:
         # After the chime: the chunk being recorded when it ended still holds it.
         self._mute_until = -1  # absolute mic sample
         self._inference = ThreadPoolExecutor(1, thread_name_prefix="voicestack-wake")
+        self._endpointer: Endpointer | None = None  # when the owner asked for it
         self._background: set[asyncio.Task[None]] = set()
         self.on_run: Callable[[], None] = lambda: None
         self.state = ""  # nothing reported yet: the first state always is
@@ -121,6 +123,11 @@ class SatelliteCoordinator:
             return True
         if kind == extensions.HELLO:
             peer.extensions = True
+            silence = event.data.get("end_of_speech_s")
+            if isinstance(silence, int | float) and 0.1 <= silence <= 3.0:
+                peer.end_of_speech_s = float(silence)
+            elif silence is not None:
+                _LOGGER.warning("Ignoring end_of_speech_s %r (0.1 to 3 s)", silence)
             return True
         if RunSatellite.is_type(kind):
             return await self._claim(peer)
@@ -349,7 +356,14 @@ class SatelliteCoordinator:
         end = self._preroll.end
         if self._streaming_since is not None:
             muted = self._muted_until_played is not None or end <= self._mute_until
-            await self._stream(np.zeros_like(samples) if muted else samples, end)
+            live = np.zeros_like(samples) if muted else samples
+            await self._stream(live, end)
+            if self._endpointer is not None and self._endpointer.process(live):
+                _LOGGER.debug("End of speech at sample %s", end)
+                await self._stop_streaming()
+                self._play_sound("done")
+                await self._set_state("thinking")
+                return
             limit = self._settings.max_request_s
             if time.monotonic() - self._streaming_since > limit:
                 _LOGGER.warning("No end of utterance from the peer after %s s", limit)
@@ -424,6 +438,10 @@ class SatelliteCoordinator:
         )
         self._streamed = 0
         self._streaming_since = time.monotonic()
+        self._endpointer = None
+        if (silence := self._owner.end_of_speech_s) is not None:
+            self._endpointer = Endpointer(silence)
+            self._endpointer.start(self._preroll.since(0))
         await self._set_state("listening")
         if len(preroll):
             await self._stream(preroll, self._preroll.end)

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 import time
 
+import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 from wyoming.info import Describe, Info
@@ -232,3 +233,28 @@ async def test_a_silent_owner_loses_the_satellite_to_the_next(tmp_path: Path) ->
     assert refusal.data["code"] == "busy"
     assert pong.data["text"] == "mine"
     assert "handing the satellite to" in log
+
+
+async def test_it_ends_the_request_itself_when_asked(tmp_path: Path) -> None:
+    """With ``end_of_speech_s`` in the hello, quiet after speech ends the request."""
+    command = speech.speak(COMMAND)
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.pad(command, 0.5, 5.0))
+    samples = np.frombuffer(command, np.int16)
+    speech_ends = 0.5 + np.flatnonzero(np.abs(samples) > 300)[-1] / speech.RATE
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await client.write_event(
+            Event("voicestack-hello", {"protocol": 1, "end_of_speech_s": 0.5})
+        )
+        started = time.monotonic()
+        await client.write_event(Event("run-satellite"))
+        await read_until(client, "audio-start", 10)
+        stop, _ = await read_until(client, "audio-stop", 5)
+        ended = time.monotonic() - started
+
+    # The mic file started with run-satellite: the stop came about 0.5 s (plus a
+    # chunk or two) after the last word, not after --max-request.
+    assert 0.4 < ended - speech_ends < 1.0
+    assert stop.type == "audio-stop"

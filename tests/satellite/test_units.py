@@ -8,7 +8,9 @@ import shlex
 import numpy as np
 import pytest
 
+from tests import speech
 from voicestack_satellite.audio import StreamConverter
+from voicestack_satellite.endpoint import Endpointer
 from voicestack_satellite.preroll import PrerollBuffer
 from voicestack_satellite.settings import SettingsError, load
 
@@ -102,3 +104,52 @@ def test_shipped_service_and_config_are_valid() -> None:
     assert settings.port == 10700
     assert "\nUser=voicestack\n" in unit
     assert "\nRestart=always\n" in unit
+
+
+def _feed(endpointer: Endpointer, audio: np.ndarray) -> float | None:
+    """Seconds into ``audio`` at which the endpointer fires, in 80 ms chunks."""
+    for start in range(0, len(audio), 1280):
+        if endpointer.process(audio[start : start + 1280]):
+            return (start + 1280) / 16000
+    return None
+
+
+def test_endpointer_ends_soon_after_speech_and_not_before() -> None:
+    words = np.frombuffer(speech.speak("Turn on the kitchen lights."), np.int16)
+    end_of_words = np.flatnonzero(np.abs(words) > 300)[-1] / 16000
+    endpointer = Endpointer(0.5)
+    endpointer.start(np.zeros(16000, np.int16))
+    audio = np.concatenate([np.zeros(4000, np.int16), words, np.zeros(32000, np.int16)])
+
+    fired = _feed(endpointer, audio)
+
+    assert fired is not None
+    assert 0.5 <= fired - 0.25 - end_of_words <= 0.5 + 0.2  # 250 ms lead-in
+
+
+def _noise(seconds: float, rms: float, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, rms, round(seconds * 16000))
+
+
+def test_endpointer_follows_the_room_noise_and_ignores_a_cough() -> None:
+    words = np.frombuffer(speech.speak("Turn on the kitchen lights."), np.int16)
+    fan = _noise(6.0, 300)  # a steady fan, about -40 dBFS
+    room = fan.copy()
+    room[8000 : 8000 + len(words)] += words
+    endpointer = Endpointer(0.5)
+    endpointer.start(fan[:16000].astype(np.int16))
+    cough = fan[:16000].copy()
+    cough[4000:5600] += 8000  # 100 ms: not a request
+
+    assert _feed(endpointer, cough.astype(np.int16)) is None
+    fired = _feed(endpointer, np.clip(room, -32768, 32767).astype(np.int16))
+    assert fired is not None
+    assert fired < (8000 + len(words)) / 16000 + 1.0
+
+
+def test_endpointer_never_ends_while_it_stays_loud() -> None:
+    endpointer = Endpointer(0.5)
+    endpointer.start(np.zeros(16000, np.int16))
+    tv = _noise(5.0, 3000).astype(np.int16)  # loud and steady: the VAD decides
+    assert _feed(endpointer, tv) is None
