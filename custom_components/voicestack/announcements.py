@@ -115,6 +115,16 @@ def _announce(
 ) -> ServiceResponse:
     data = call.data
     targets = None if "target" not in data else _satellite_keys(hass, data["target"])
+    # The first message of a possible burst is usually said alone: start its
+    # synthesis while the merge window waits (a burst wastes one synthesis).
+    idle = [
+        hub
+        for hub in _hubs(hass)
+        if hub.announcer is not None
+        and hub.announcer.queue_depth == 0
+        and hub.announcer.idle
+        and (targets is None or hub.satellite_id in targets)
+    ]
     try:
         receipts = announcer.announce(
             data["message"],
@@ -138,6 +148,8 @@ def _announce(
                 receipt.id,
                 announcer.options.max_message_length,
             )
+    for hub in idle:
+        hub.prefetch(data["message"])
     _notify_all(hass)
     return {"announcements": [receipt.as_dict() for receipt in receipts]}
 
@@ -189,16 +201,17 @@ def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
 
 
+def _hubs(hass: HomeAssistant) -> list[SatelliteHub]:
+    return [e.runtime_data for e in hass.config_entries.async_loaded_entries(DOMAIN)]
+
+
 def _hub(hass: HomeAssistant, key: str) -> SatelliteHub | None:
-    for entry in hass.config_entries.async_loaded_entries(DOMAIN):
-        if entry.runtime_data.satellite_id == key:
-            return entry.runtime_data
-    return None
+    return next((hub for hub in _hubs(hass) if hub.satellite_id == key), None)
 
 
 def _notify_all(hass: HomeAssistant) -> None:
-    for entry in hass.config_entries.async_loaded_entries(DOMAIN):
-        entry.runtime_data.notify()
+    for hub in _hubs(hass):
+        hub.notify()
 
 
 class MetricsView(HomeAssistantView):

@@ -80,6 +80,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self.hub.on_satellite_event = self._on_satellite_event
         self.hub.on_link_lost = self._on_link_lost
         self.hub.say = self._say
+        self.hub.prefetch = self.voice.prefetch
         self.hub.end_of_speech_s = self._resolve_vad_sensitivity
         self.hub.send_hello()
 
@@ -88,6 +89,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self.hub.on_satellite_event = lambda _event: None
         self.hub.on_link_lost = lambda: None
         self.hub.say = None
+        self.hub.prefetch = lambda _text: None
         self.hub.end_of_speech_s = lambda: DEFAULT_END_OF_SPEECH_S
         self.voice.cancel()
         await super().async_will_remove_from_hass()

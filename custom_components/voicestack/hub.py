@@ -60,6 +60,8 @@ class SatelliteHub:
         # Says text on the satellite (set by its entity, which knows the pipeline).
         self.say: Callable[[str], Awaitable[Playback]] | None = None
         self.announcer: SatelliteAnnouncer | None = None
+        # Starts synthesizing text that will probably be said soon.
+        self.prefetch: Callable[[str], None] = lambda _text: None
         # Seconds of quiet that end a request (the VAD sensitivity select).
         self.end_of_speech_s: Callable[[], float] = lambda: DEFAULT_END_OF_SPEECH_S
         self._listeners: list[CALLBACK_TYPE] = []

@@ -30,10 +30,7 @@ def tts_options(pipeline: Pipeline) -> dict[str, str]:
     return options
 
 
-async def synthesize_sentences(
-    hass: HomeAssistant, pipeline: Pipeline, sentences: list[str]
-) -> AsyncIterator[tuple[str, Pcm]]:
-    """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead."""
+def _engine(hass: HomeAssistant, pipeline: Pipeline) -> str:
     engine = pipeline.tts_engine
     if engine is None or tts.async_resolve_engine(hass, engine) is None:
         raise HomeAssistantError(
@@ -41,18 +38,33 @@ async def synthesize_sentences(
             translation_key="no_tts_engine",
             translation_placeholders={"pipeline": pipeline.name},
         )
-    options = tts_options(pipeline)
+    return engine
 
-    def start(text: str) -> tts.ResultStream:
-        stream = tts.async_create_stream(hass, engine, pipeline.tts_language, options)
-        stream.async_set_message(text)  # starts synthesis now
-        return stream
 
-    pending = [start(sentence) for sentence in sentences[:1]]
+def start_synthesis(
+    hass: HomeAssistant, pipeline: Pipeline, text: str
+) -> tts.ResultStream:
+    """Start synthesizing ``text`` now.
+
+    Home Assistant's TTS cache keeps the result (keyed by text, engine and
+    options), so asking for the same text again later is instant.
+    """
+    stream = tts.async_create_stream(
+        hass, _engine(hass, pipeline), pipeline.tts_language, tts_options(pipeline)
+    )
+    stream.async_set_message(text)
+    return stream
+
+
+async def synthesize_sentences(
+    hass: HomeAssistant, pipeline: Pipeline, sentences: list[str]
+) -> AsyncIterator[tuple[str, Pcm]]:
+    """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead."""
+    pending = [start_synthesis(hass, pipeline, s) for s in sentences[:1]]
     for index, sentence in enumerate(sentences):
         stream = pending.pop(0)
         if index + 1 < len(sentences):
-            pending.append(start(sentences[index + 1]))
+            pending.append(start_synthesis(hass, pipeline, sentences[index + 1]))
         yield sentence, await read_stream(stream)
 
 

@@ -35,7 +35,7 @@ from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
 from .core.speaker import Playback
 from .hub import SatelliteHub
-from .speech_output import synthesize_sentences
+from .speech_output import start_synthesis, synthesize_sentences
 
 if TYPE_CHECKING:
     from .assist_satellite import VoiceStackSatellite
@@ -240,6 +240,18 @@ class VoiceLoop:
             playback.outcome,
         )
         return playback
+
+    def prefetch(self, text: str) -> None:
+        """Synthesize the first sentence of ``text`` ahead of time.
+
+        It lands in Home Assistant's TTS cache: a lone announcement waits out
+        the merge window anyway, and is then said at once.
+        """
+        if sentences := split_sentences(text):
+            try:
+                start_synthesis(self.hass, self.satellite.pipeline(), sentences[0])
+            except HomeAssistantError as err:
+                _LOGGER.debug("No prefetch: %s", err)
 
     def _fire_utterance(self, utterance: Utterance, route: Route) -> None:
         self.hass.bus.async_fire(
