@@ -39,9 +39,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-import shutil
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -61,8 +59,8 @@ from scripts.ha_stack import (
     Owner,
     Satellite,
     StackError,
-    child_stderr_to,
     prepare_mic,
+    run_bench,
     start_engines,
     warm_up,
 )
@@ -584,18 +582,7 @@ async def bench(args: argparse.Namespace, workdir: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; non-zero only when the stack itself fails."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    workdir = Path(tempfile.mkdtemp(prefix="voicestack-bench-announce-"))
-    code = 1
-    try:
-        with child_stderr_to(workdir / "engines.log"):
-            code = asyncio.run(bench(args, workdir))
-    except StackError as err:
-        print(f"bench.announce: FAILED: {err}", file=sys.stderr)
-    if code == 0 and not args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    else:
-        print(f"kept {workdir}", file=sys.stderr)
-    return code
+    return run_bench("announce", args.keep, lambda workdir: bench(args, workdir))
 
 
 if __name__ == "__main__":

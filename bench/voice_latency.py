@@ -55,9 +55,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-import shutil
 import sys
-import tempfile
 import time
 
 if __package__ in {None, ""}:  # run as a file: make the repository importable
@@ -76,8 +74,8 @@ from scripts.ha_stack import (
     Satellite,
     StackError,
     VoiceRun,
-    child_stderr_to,
     prepare_mic,
+    run_bench,
     run_voice_command,
     spoken_request,
     start_engines,
@@ -358,18 +356,7 @@ async def bench(args: argparse.Namespace, workdir: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; non-zero only when the stack itself fails."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    workdir = Path(tempfile.mkdtemp(prefix="voicestack-bench-"))
-    code = 1
-    try:
-        with child_stderr_to(workdir / "engines.log"):
-            code = asyncio.run(bench(args, workdir))
-    except StackError as err:
-        print(f"bench.voice_latency: FAILED: {err}", file=sys.stderr)
-    if code == 0 and not args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    else:
-        print(f"kept {workdir}", file=sys.stderr)
-    return code
+    return run_bench("voice_latency", args.keep, lambda workdir: bench(args, workdir))
 
 
 if __name__ == "__main__":

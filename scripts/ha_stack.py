@@ -23,7 +23,7 @@ changes with ``time.time()`` through ``--event-command``, on the same machine.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import (
     AbstractContextManager,
     AsyncExitStack,
@@ -37,8 +37,10 @@ import json
 import logging
 import os
 from pathlib import Path
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, TypeVar
@@ -1018,3 +1020,25 @@ def _fill_from_voicestack(run: VoiceRun, home: Home, entry: ConfigEntry) -> None
     run.utterance_at = next(
         (at for at, _data in home.utterances if at >= run.wake), None
     )
+
+
+def run_bench(
+    name: str, keep: bool, bench: Callable[[Path], Coroutine[Any, Any, int]]
+) -> int:
+    """Run ``bench(workdir)`` with the engines' output in ``workdir/engines.log``.
+
+    The directory is removed after a clean run unless ``keep``; a failing stack is
+    reported on stderr and its directory kept for a look.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix=f"voicestack-{name}-"))
+    code = 1
+    try:
+        with child_stderr_to(workdir / "engines.log"):
+            code = asyncio.run(bench(workdir))
+    except StackError as err:
+        print(f"bench.{name}: FAILED: {err}", file=sys.stderr)
+    if code == 0 and not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"kept {workdir}", file=sys.stderr)
+    return code

@@ -75,15 +75,8 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
         errors: dict[str, str] = {}
         if user_input is not None:
             host, port = _address(user_input)
-            self._abort_if_address_used_by_other_entry(host, port)
-            try:
-                identity = await _async_identify_satellite(host, port)
-            except PeerUnreachableError as err:
-                _LOGGER.debug("Satellite did not answer: %s", err)
-                errors["base"] = "cannot_connect"
-            except NotASatelliteError:
-                errors["base"] = "not_a_satellite"
-            else:
+            identity = await self._async_identify_form_input(host, port, errors)
+            if identity is not None:
                 await self.async_set_unique_id(
                     identity.unique_id, raise_on_progress=False
                 )
@@ -167,15 +160,8 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
         errors: dict[str, str] = {}
         if user_input is not None:
             host, port = _address(user_input)
-            self._abort_if_address_used_by_other_entry(host, port)
-            try:
-                identity = await _async_identify_satellite(host, port)
-            except PeerUnreachableError as err:
-                _LOGGER.debug("Satellite did not answer: %s", err)
-                errors["base"] = "cannot_connect"
-            except NotASatelliteError:
-                errors["base"] = "not_a_satellite"
-            else:
+            identity = await self._async_identify_form_input(host, port, errors)
+            if identity is not None:
                 self._abort_if_owned_by_wyoming(host, port)
                 return await self._async_finish_reconfigure(identity, host, port)
         return self.async_show_form(
@@ -223,6 +209,20 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
         )
 
     # -- shared checks ----------------------------------------------------------
+
+    async def _async_identify_form_input(
+        self, host: str, port: int, errors: dict[str, str]
+    ) -> Identity | None:
+        """Describe the satellite a form points at; a problem goes into ``errors``."""
+        self._abort_if_address_used_by_other_entry(host, port)
+        try:
+            return await _async_identify_satellite(host, port)
+        except PeerUnreachableError as err:
+            _LOGGER.debug("Satellite did not answer: %s", err)
+            errors["base"] = "cannot_connect"
+        except NotASatelliteError:
+            errors["base"] = "not_a_satellite"
+        return None
 
     def _abort_if_address_used_by_other_entry(self, host: str, port: int) -> None:
         """Abort ``already_configured`` if another entry uses ``host``:``port``.
