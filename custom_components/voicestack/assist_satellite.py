@@ -43,7 +43,7 @@ from .core.wav import Pcm
 from .entity import VoiceStackEntity
 from .hub import DEFAULT_END_OF_SPEECH_S, SatelliteHub, VoiceStackConfigEntry
 from .speech_output import TTS_OPTIONS, read_stream
-from .voice_loop import LISTEN_EVENT, VoiceLoop
+from .voice_loop import LISTEN_EVENT, NO_SPEECH_EVENT, VoiceLoop
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -104,6 +104,8 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             self.voice.on_audio(AudioChunk.from_event(event).audio)
         elif AudioStop.is_type(event.type):
             self.voice.on_audio_stop()
+        elif event.type == NO_SPEECH_EVENT:
+            self.voice.on_no_speech()
 
     @callback
     def _on_link_lost(self) -> None:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 LISTEN_EVENT = "voicestack-listen"
+NO_SPEECH_EVENT = "voicestack-no-speech"
 
 
 class VoiceLoop:
@@ -85,6 +86,20 @@ class VoiceLoop:
         """The satellite ended the request's audio."""
         if self._audio is not None:
             self._audio.put_nowait(None)
+
+    @callback
+    def on_no_speech(self) -> None:
+        """The satellite heard nobody speak: drop the request.
+
+        Speech-to-text would otherwise make words up from the silence (whisper
+        does: "Thank you so much for watching!").
+        """
+        if self._task is None or self._task.done():
+            return
+        _LOGGER.warning("%s: nothing heard after the wake word", self.hub.entry.title)
+        self.cancel()
+        self._send(Error(text="nothing heard", code="no-speech").event())
+        self.satellite.tts_response_finished()
 
     @callback
     def cancel(self) -> None:

@@ -47,6 +47,11 @@ class Endpointer:
         self._speech = 0
         self._quiet = 0
 
+    @property
+    def heard_speech(self) -> bool:
+        """Enough loud audio for a request was heard since ``start``."""
+        return self._speech >= self._frames_speech_needed
+
     def process(self, samples: np.ndarray) -> bool:
         """True once speech was heard and the level has been quiet long enough."""
         audio = np.concatenate([self._pending, samples])

@@ -14,6 +14,7 @@ PROTOCOL_VERSION: Final = 1
 # satellite -> peer
 PREROLL: Final = "voicestack-preroll"  # {samples, rate}: audio prepended before the cut
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
+NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
 
 # peer -> satellite
 HELLO: Final = "voicestack-hello"  # {protocol}: send me the satellite -> peer events
@@ -22,7 +23,7 @@ RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample
 FLUSH: Final = "voicestack-flush"  # {} drop queued playback now
 LISTEN: Final = "voicestack-listen"  # {timeout}: open the mic without a wake word
 
-SATELLITE_EVENTS: Final = (PREROLL, PROGRESS)
+SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH)
 PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
 
 

@@ -367,6 +367,9 @@ class SatelliteCoordinator:
             limit = self._settings.max_request_s
             if time.monotonic() - self._streaming_since > limit:
                 _LOGGER.warning("No end of utterance from the peer after %s s", limit)
+                if self._endpointer is not None and not self._endpointer.heard_speech:
+                    # Speech-to-text would only make words up from the silence.
+                    await self._send_extension(Event(extensions.NO_SPEECH, {}))
                 await self._stop_streaming()
             return
         # VAD only matters for listen-now and speech during playback; idle

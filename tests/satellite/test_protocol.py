@@ -48,9 +48,11 @@ async def test_describe_answers_a_satellite_info(tmp_path: Path) -> None:
 
 
 async def test_wake_word_streams_the_request_with_preroll(tmp_path: Path) -> None:
-    wav = speech.write_wav(
-        tmp_path / "mic.wav", speech.pad(speech.speak(COMMAND), 0.5, 2.5)
+    # The wake word, the pause a user leaves for the chime, then the command.
+    spoken = speech.pad(speech.speak("Hey Jarvis."), 0.5, 0.7) + speech.speak(
+        "Turn on the kitchen lights."
     )
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.pad(spoken, 0.0, 2.5))
     async with (
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
