@@ -1,6 +1,6 @@
 """Fixtures shared by every test folder: real speech in and out.
 
-Home Assistant fixtures live in tests/integration and tests/e2e, so that
+Home Assistant fixtures live in tests/integration, so that
 tests/satellite also runs on a Python without Home Assistant (the Pi's 3.11).
 """
 
