@@ -13,11 +13,6 @@ class PeerUnreachableError(Exception):
     """The peer refused, dropped or never answered ``describe``."""
 
 
-async def async_describe(host: str, port: int, timeout_s: float) -> Info:
-    """Connect, send ``describe`` and return the peer's ``info``."""
-    return Info.from_event(await async_describe_event(host, port, timeout_s))
-
-
 async def async_describe_event(host: str, port: int, timeout_s: float) -> Event:
     """Connect, send ``describe`` and return the peer's raw ``info`` event.
 
