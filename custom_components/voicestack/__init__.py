@@ -13,15 +13,19 @@ from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
 from .core.announce import AnnounceOptions
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import PeerUnreachableError
+from .deferred_queue import DeferredQueueStore
 from .hub import SatelliteHub, VoiceStackConfigEntry
+from .mode_actions import async_setup_mode_actions
+from .modes import VoiceModes
 
 MANUFACTURER = "VoiceStack"
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """The announce action and the announcer live as long as Home Assistant."""
+    """The actions (announce, voice modes) and the announcer live as long as HA."""
     async_setup_announcements(hass)
+    async_setup_mode_actions(hass)
     return True
 
 
@@ -45,6 +49,11 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     hub = SatelliteHub(hass, entry, identity)
     _register_device(hass, entry, hub.satellite_id, identity)
     entry.runtime_data = hub
+    queue = DeferredQueueStore(hass, entry.entry_id, hub.notify)
+    await queue.async_load()
+    hub.modes = VoiceModes(hass, hub, queue)
+    hub.router = hub.modes.router
+    entry.async_on_unload(hub.modes.close)
     hub.start()
     entry.async_on_unload(hub.stop)
     async_add_satellite(hass, entry, hub)
@@ -54,9 +63,20 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
 
 
 async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
-    """New announcer options apply at once, without a reload."""
-    if (announcer := entry.runtime_data.announcer) is not None:
+    """New announcer options apply at once; new voice mode options reload.
+
+    (Reloading rebuilds the router: frames open now close without submitting.)
+    """
+    hub = entry.runtime_data
+    if (announcer := hub.announcer) is not None:
         announcer.set_options(AnnounceOptions.from_dict(entry.options))
+    if hub.modes is not None and hub.modes.options_changed(entry.options):
+        hass.config_entries.async_schedule_reload(entry.entry_id)
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
+    """The satellite is gone for good: so is its deferred queue."""
+    await DeferredQueueStore(hass, entry.entry_id, lambda: None).async_remove()
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:

@@ -25,7 +25,7 @@ from homeassistant.core import (
     callback,
 )
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import config_validation as cv, entity_registry as er
+from homeassistant.helpers import config_validation as cv
 from homeassistant.util.hass_dict import HassKey
 import voluptuous as vol
 
@@ -38,7 +38,7 @@ from .core.announce import (
     Priority,
 )
 from .core.clock import LoopClock
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .hub import SatelliteHub, VoiceStackConfigEntry, hubs_for_entities
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -114,7 +114,11 @@ def _announce(
     hass: HomeAssistant, announcer: Announcer, call: ServiceCall
 ) -> ServiceResponse:
     data = call.data
-    targets = None if "target" not in data else _satellite_keys(hass, data["target"])
+    targets = (
+        None
+        if "target" not in data
+        else [hub.satellite_id for hub in hubs_for_entities(hass, data["target"])]
+    )
     # The first message of a possible burst is usually said alone: start its
     # synthesis while the merge window waits (a burst wastes one synthesis).
     idle = [
@@ -152,31 +156,6 @@ def _announce(
         hub.prefetch(data["message"])
     _notify_all(hass)
     return {"announcements": [receipt.as_dict() for receipt in receipts]}
-
-
-def _satellite_keys(hass: HomeAssistant, entity_ids: list[str]) -> list[str]:
-    """The satellites behind ``entity_ids`` (VoiceStack assist satellites)."""
-    registry = er.async_get(hass)
-    keys = []
-    for entity_id in entity_ids:
-        entity = registry.async_get(entity_id)
-        entry = (
-            hass.config_entries.async_get_entry(entity.config_entry_id)
-            if entity is not None and entity.config_entry_id
-            else None
-        )
-        if (
-            entry is None
-            or entry.domain != DOMAIN
-            or entity.domain != "assist_satellite"
-        ):
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="announce_not_a_satellite",
-                translation_placeholders={"entity_id": entity_id},
-            )
-        keys.append(entry.runtime_data.satellite_id)
-    return keys
 
 
 def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:

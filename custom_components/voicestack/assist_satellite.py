@@ -77,6 +77,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     async def async_added_to_hass(self) -> None:
         """Receive the satellite's events."""
         await super().async_added_to_hass()
+        self.hub.satellite = self
         self.hub.on_satellite_event = self._on_satellite_event
         self.hub.on_link_lost = self._on_link_lost
         self.hub.say = self._say
@@ -86,6 +87,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
 
     async def async_will_remove_from_hass(self) -> None:
         """Stop any request; the hub outlives the entity during unload."""
+        self.hub.satellite = None
         self.hub.on_satellite_event = lambda _event: None
         self.hub.on_link_lost = lambda: None
         self.hub.say = None

@@ -19,3 +19,8 @@ PLATFORMS: Final = [
 EVENT_UTTERANCE: Final = "voicestack_utterance"
 # A follow-up question opens the mic for this long without a wake word.
 FOLLOW_UP_TIMEOUT_S: Final = 8.0
+# While a voice mode waits for more speech (dictation, a yes or no), the mic
+# opens without a wake word for this long after each reply.
+MODE_LISTEN_TIMEOUT_S: Final = 15.0
+# Fired for every dictation delivered to the ``event`` destination.
+EVENT_DICTATION: Final = "voicestack_dictation"

@@ -1,6 +1,7 @@
-"""Diagnostics: what the satellite said about itself, the link and the last playback.
+"""Diagnostics: what the satellite said about itself, the link, playback, modes.
 
-The address is redacted: it identifies the user's network.
+The address is redacted: it identifies the user's network. So is what was
+said: the last routing decision shows frame, rule and steps, not the words.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.const import CONF_HOST
 from homeassistant.core import HomeAssistant
 
-from .hub import VoiceStackConfigEntry
+from .hub import SatelliteHub, VoiceStackConfigEntry
 
 TO_REDACT = {CONF_HOST}
 
@@ -38,4 +39,29 @@ async def async_get_config_entry_diagnostics(
             "last_playback": asdict(playback) if playback else None,
         },
         "announcements": hub.announcer.snapshot().as_dict() if hub.announcer else None,
+        "modes": _modes(hub),
+    }
+
+
+def _modes(hub: SatelliteHub) -> dict[str, Any] | None:
+    """The router's state and its last decision (what was said is redacted)."""
+    if hub.modes is None:
+        return None
+    state = hub.modes.router.state()
+    last = hub.modes.router.router.last
+    return {
+        "mode": state.mode,
+        "listen_mode": str(state.listen_mode),
+        "stack": list(state.stack),
+        "gathered_chars": state.gathered_chars,
+        "deferred_queue": len(hub.modes.queue),
+        "voice": hub.voice,
+        "last_decision": None
+        if last is None
+        else {
+            "frame": last.frame,
+            "rule": last.rule,
+            "handled": last.handled,
+            "stack": list(last.stack),
+        },
     }

@@ -11,9 +11,10 @@ from collections.abc import Awaitable, Callable
 import logging
 from typing import TYPE_CHECKING
 
-from homeassistant.config_entries import ConfigEntry
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 from wyoming.event import Event
 from wyoming.satellite import PauseSatellite, RunSatellite
@@ -22,16 +23,20 @@ from wyoming.snd import Played
 from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
+from .core.router import ListenMode
 from .core.routing import Router, pass_through
 from .core.speaker import Playback, Speaker
 
 if TYPE_CHECKING:
+    from .assist_satellite import VoiceStackSatellite
     from .core.announce import SatelliteAnnouncer
+    from .modes import VoiceModes
 
 _LOGGER = logging.getLogger(__name__)
 
 HELLO_EVENT = "voicestack-hello"  # ask for the satellite's extension events
 PROTOCOL_VERSION = 1
+CONF_VOICE = "voice"  # option: the TTS voice picked by voice
 DEFAULT_END_OF_SPEECH_S = 0.7  # Home Assistant's default VAD sensitivity
 MIN_END_OF_SPEECH_S = 0.3  # shorter splits a request at a pause between words
 
@@ -53,6 +58,11 @@ class SatelliteHub:
         self.link = SatelliteLink(host, port, self, name=entry.title)
         self.speaker = Speaker(self.link.send, self.link.supports)
         self.router: Router = pass_through
+        self.modes: VoiceModes | None = None  # the voice modes (router) when set up
+        # The assist satellite entity while it is added (pipeline, voice loop).
+        self.satellite: VoiceStackSatellite | None = None
+        # The TTS voice picked on this satellite (None: the pipeline's).
+        self.voice: str | None = entry.options.get(CONF_VOICE)
         self.muted = False
         self.assist_in_progress = False
         self.on_satellite_event: Callable[[Event], None] = lambda _event: None
@@ -91,6 +101,10 @@ class SatelliteHub:
             self._send_soon(PauseSatellite().event())
         if self.announcer is not None:
             self.announcer.set_online(True)
+        if self.always_listening and self.modes is not None:
+            self.entry.async_create_background_task(
+                self.hass, self.modes.apply_listen_mode(), "voicestack listen mode"
+            )
         self.notify()
 
     def link_lost(self, reason: str) -> None:
@@ -109,6 +123,20 @@ class SatelliteHub:
         self.on_satellite_event(event)
 
     # -- shared state -------------------------------------------------------------
+
+    @property
+    def always_listening(self) -> bool:
+        """The satellite streams every speech segment (the router's listen mode)."""
+        return self.modes is not None and self.modes.router.listen_mode is (
+            ListenMode.ALWAYS_LISTENING
+        )
+
+    def set_voice(self, voice_id: str | None) -> None:
+        """Speak in ``voice_id`` from now on; kept in the entry's options."""
+        self.voice = voice_id
+        self.hass.config_entries.async_update_entry(
+            self.entry, options={**self.entry.options, CONF_VOICE: voice_id}
+        )
 
     async def speak_text(self, text: str, _ids: tuple[str, ...] = ()) -> Playback:
         """Say ``text`` (an announcement) through the Speaker."""
@@ -170,3 +198,33 @@ class SatelliteHub:
         return er.async_get(self.hass).async_get_entity_id(
             platform, DOMAIN, f"{self.satellite_id}-{key}"
         )
+
+
+def hubs_for_entities(hass: HomeAssistant, entity_ids: list[str]) -> list[SatelliteHub]:
+    """The hubs behind ``entity_ids`` (loaded VoiceStack assist satellites).
+
+    Anything else is the caller's mistake: a translated validation error.
+    """
+    registry = er.async_get(hass)
+    hubs = []
+    for entity_id in entity_ids:
+        entity = registry.async_get(entity_id)
+        entry = (
+            hass.config_entries.async_get_entry(entity.config_entry_id)
+            if entity is not None and entity.config_entry_id
+            else None
+        )
+        if (
+            entity is None
+            or entry is None
+            or entry.domain != DOMAIN
+            or entity.domain != "assist_satellite"
+            or entry.state is not ConfigEntryState.LOADED
+        ):
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="announce_not_a_satellite",
+                translation_placeholders={"entity_id": entity_id},
+            )
+        hubs.append(entry.runtime_data)
+    return hubs

@@ -1,4 +1,4 @@
-"""Pipeline and VAD-sensitivity selects, reusing Assist pipeline's own entities."""
+"""Selects: pipeline and VAD sensitivity (Assist pipeline's own) and the voice mode."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ from homeassistant.components.assist_pipeline.select import (
     AssistPipelineSelect,
     VadSensitivitySelect,
 )
+from homeassistant.components.select import SelectEntity, SelectEntityDescription
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
-from .entity import VoiceStackSettingEntity
+from .core.router import MODES
+from .entity import VoiceStackEntity, VoiceStackSettingEntity
 from .hub import SatelliteHub, VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -23,7 +26,9 @@ async def async_setup_entry(
 ) -> None:
     """The pipeline and the VAD sensitivity the satellite's requests use."""
     hub = entry.runtime_data
-    async_add_entities([PipelineSelect(hass, hub), VadSelect(hass, hub)])
+    async_add_entities(
+        [PipelineSelect(hass, hub), VadSelect(hass, hub), ModeSelect(hub)]
+    )
 
 
 class PipelineSelect(VoiceStackSettingEntity, AssistPipelineSelect):
@@ -47,3 +52,44 @@ class VadSelect(VoiceStackSettingEntity, VadSensitivitySelect):
         """The satellite ends requests after the new quiet time too."""
         await super().async_select_option(option)
         self.hub.send_hello()
+
+
+class ModeSelect(VoiceStackEntity, SelectEntity):
+    """The voice mode: the frame on top, or the listen mode when none is open.
+
+    Choosing a listen mode closes every frame; choosing a frame opens it (or
+    brings it to the top), as if the words had been said. ``confirm`` only opens
+    by itself, when an action needs a yes.
+    """
+
+    entity_description = SelectEntityDescription(key="mode", translation_key="mode")
+
+    def __init__(self, hub: SatelliteHub) -> None:
+        """Every mode is offered; the router decides what selecting one does."""
+        super().__init__(hub)
+        self._attr_options = list(MODES)
+
+    @property
+    def current_option(self) -> str | None:
+        """The router's mode."""
+        return self.hub.modes.router.mode if self.hub.modes else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, object] | None:
+        """The whole stack, base first, and the listen mode."""
+        if self.hub.modes is None:
+            return None
+        state = self.hub.modes.router.state()
+        return {"stack": list(state.stack), "listen_mode": str(state.listen_mode)}
+
+    async def async_select_option(self, option: str) -> None:
+        """Push or pop frames; the satellite says the result."""
+        if self.hub.modes is None:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN, translation_key="not_connected"
+            )
+        if option == "confirm":
+            raise ServiceValidationError(
+                translation_domain=DOMAIN, translation_key="confirm_not_selectable"
+            )
+        await self.hub.modes.request(self.hub.modes.router.select_mode(option))

@@ -1,4 +1,4 @@
-"""Announcement metrics of each satellite as sensors."""
+"""Sensors: announcement metrics, the text a voice mode has gathered, the queue."""
 
 from __future__ import annotations
 
@@ -112,7 +112,13 @@ async def async_setup_entry(
 ) -> None:
     """One sensor per figure and satellite."""
     hub = entry.runtime_data
-    async_add_entities(AnnouncementMetric(hub, d) for d in METRICS)
+    async_add_entities(
+        [
+            *(AnnouncementMetric(hub, d) for d in METRICS),
+            GatheredTextSensor(hub),
+            DeferredQueueSensor(hub),
+        ]
+    )
 
 
 class AnnouncementMetric(VoiceStackEntity, SensorEntity):
@@ -146,3 +152,52 @@ class AnnouncementMetric(VoiceStackEntity, SensorEntity):
         ):
             return None
         return {str(r): n for r, n in self.hub.announcer.snapshot().dropped.items()}
+
+
+class GatheredTextSensor(VoiceStackEntity, SensorEntity):
+    """How many characters the open query, dictation or inventory holds.
+
+    0 when none is open. A dashboard can show dictation progress; an automation
+    can warn before a long dictation is lost to a cancel.
+    """
+
+    entity_description = SensorEntityDescription(
+        key="gathered_text",
+        translation_key="gathered_text",
+        state_class=SensorStateClass.MEASUREMENT,
+    )
+
+    @property
+    def available(self) -> bool:
+        """Frames stay open while the satellite is away."""
+        return self.hub.modes is not None
+
+    @property
+    def native_value(self) -> int | None:
+        """Characters gathered by the topmost gathering frame."""
+        return self.hub.modes.router.state().gathered_chars if self.hub.modes else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, str] | None:
+        """The mode the text belongs to."""
+        return {"mode": self.hub.modes.router.mode} if self.hub.modes else None
+
+
+class DeferredQueueSensor(VoiceStackEntity, SensorEntity):
+    """Entries waiting in the deferred queue (``voicestack.drain_queue`` empties it)."""
+
+    entity_description = SensorEntityDescription(
+        key="deferred_queue",
+        translation_key="deferred_queue",
+        state_class=SensorStateClass.MEASUREMENT,
+    )
+
+    @property
+    def available(self) -> bool:
+        """The queue is kept in Home Assistant, satellite or not."""
+        return self.hub.modes is not None
+
+    @property
+    def native_value(self) -> int | None:
+        """Its length."""
+        return len(self.hub.modes.queue) if self.hub.modes else None

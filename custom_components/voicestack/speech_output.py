@@ -22,11 +22,14 @@ from .core.wav import NotWavError, Pcm, read_wav
 TTS_OPTIONS = {tts.ATTR_PREFERRED_FORMAT: "wav"}
 
 
-def tts_options(pipeline: Pipeline) -> dict[str, str]:
-    """Options for the pipeline's engine: WAV, and its voice if one is set."""
+def tts_options(pipeline: Pipeline, voice: str | None = None) -> dict[str, str]:
+    """Options for the pipeline's engine: WAV, and the voice if one is set.
+
+    ``voice`` (picked on the satellite) wins over the pipeline's.
+    """
     options = dict(TTS_OPTIONS)
-    if pipeline.tts_voice:
-        options[tts.ATTR_VOICE] = pipeline.tts_voice
+    if voice := voice or pipeline.tts_voice:
+        options[tts.ATTR_VOICE] = voice
     return options
 
 
@@ -42,7 +45,7 @@ def _engine(hass: HomeAssistant, pipeline: Pipeline) -> str:
 
 
 def start_synthesis(
-    hass: HomeAssistant, pipeline: Pipeline, text: str
+    hass: HomeAssistant, pipeline: Pipeline, text: str, voice: str | None = None
 ) -> tts.ResultStream:
     """Start synthesizing ``text`` now.
 
@@ -50,21 +53,27 @@ def start_synthesis(
     options), so asking for the same text again later is instant.
     """
     stream = tts.async_create_stream(
-        hass, _engine(hass, pipeline), pipeline.tts_language, tts_options(pipeline)
+        hass,
+        _engine(hass, pipeline),
+        pipeline.tts_language,
+        tts_options(pipeline, voice),
     )
     stream.async_set_message(text)
     return stream
 
 
 async def synthesize_sentences(
-    hass: HomeAssistant, pipeline: Pipeline, sentences: list[str]
+    hass: HomeAssistant,
+    pipeline: Pipeline,
+    sentences: list[str],
+    voice: str | None = None,
 ) -> AsyncIterator[tuple[str, Pcm]]:
     """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead."""
-    pending = [start_synthesis(hass, pipeline, s) for s in sentences[:1]]
+    pending = [start_synthesis(hass, pipeline, s, voice) for s in sentences[:1]]
     for index, sentence in enumerate(sentences):
         stream = pending.pop(0)
         if index + 1 < len(sentences):
-            pending.append(start_synthesis(hass, pipeline, sentences[index + 1]))
+            pending.append(start_synthesis(hass, pipeline, sentences[index + 1], voice))
         yield sentence, await read_stream(stream)
 
 

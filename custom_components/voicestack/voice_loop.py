@@ -30,7 +30,7 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
-from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S
+from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S, MODE_LISTEN_TIMEOUT_S
 from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
 from .core.speaker import Playback
@@ -189,8 +189,7 @@ class VoiceLoop:
             yield chunk
 
     async def _respond(self, text: str) -> None:
-        """Route the transcript, ask the agent, speak the answer."""
-        pipeline = self.satellite.pipeline()
+        """Route the transcript, then act on the route."""
         utterance = Utterance(
             text=text,
             satellite_id=self.hub.satellite_id,
@@ -199,13 +198,23 @@ class VoiceLoop:
         )
         route = await self.hub.router(utterance)
         _LOGGER.debug(
-            "%s: %r handled by frame %s, rule %s",
+            "%s: %r handled by frame %s, rule %s: %s [%s]",
             self.hub.entry.title,
             text,
             route.frame,
             route.rule,
+            route.reason,
+            "; ".join(route.trace),
         )
         self._fire_utterance(utterance, route)
+        await self.act(route)
+
+    async def act(self, route: Route) -> None:
+        """Say what the route says, ask the agent if it says so, listen on if asked.
+
+        Also for decisions no utterance caused (a query submitted on silence).
+        """
+        pipeline = self.satellite.pipeline()
         self.satellite.set_state(AssistSatelliteState.PROCESSING)
         speech, follow_up = route.speak or "", False
         if route.agent_text is not None:
@@ -214,10 +223,15 @@ class VoiceLoop:
             speech = f"{speech} {answer}".strip()
             follow_up = result.continue_conversation
         await self.say(pipeline, speech)
-        if follow_up and self.hub.link.supports(LISTEN_EVENT):
-            await self.hub.link.send(
-                Event(LISTEN_EVENT, {"timeout": FOLLOW_UP_TIMEOUT_S})
-            )
+        timeout = (
+            FOLLOW_UP_TIMEOUT_S
+            if follow_up
+            else MODE_LISTEN_TIMEOUT_S
+            if route.listen and not self.hub.always_listening
+            else None
+        )
+        if timeout is not None and self.hub.link.supports(LISTEN_EVENT):
+            await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": timeout}))
 
     async def _converse(
         self, pipeline: Pipeline, text: str
@@ -243,7 +257,7 @@ class VoiceLoop:
         self.satellite.set_state(AssistSatelliteState.RESPONDING)
         try:
             playback = await self.hub.speaker.speak(
-                synthesize_sentences(self.hass, pipeline, sentences)
+                synthesize_sentences(self.hass, pipeline, sentences, self.hub.voice)
             )
         finally:
             self.satellite.tts_response_finished()
@@ -264,7 +278,9 @@ class VoiceLoop:
         """
         if sentences := split_sentences(text):
             try:
-                start_synthesis(self.hass, self.satellite.pipeline(), sentences[0])
+                start_synthesis(
+                    self.hass, self.satellite.pipeline(), sentences[0], self.hub.voice
+                )
             except HomeAssistantError as err:
                 _LOGGER.debug("No prefetch: %s", err)
 
@@ -279,6 +295,9 @@ class VoiceLoop:
                 "conversation_id": utterance.conversation_id,
                 "frame": route.frame,
                 "rule": route.rule,
+                "reason": route.reason,
+                "trace": list(route.trace),
+                "listen": route.listen,
                 "sent_to_agent": route.agent_text is not None,
             },
         )

@@ -21,7 +21,9 @@ HELLO: Final = "voicestack-hello"  # {protocol}: send me the satellite -> peer e
 PAUSE: Final = "voicestack-pause"  # {} pause playback within one block
 RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample offset
 FLUSH: Final = "voicestack-flush"  # {} drop queued playback now
-LISTEN: Final = "voicestack-listen"  # {timeout}: open the mic without a wake word
+# {timeout}: open the mic without a wake word once; {continuous: bool}: stream
+# every speech segment as a request (always-listening mode) until told otherwise
+LISTEN: Final = "voicestack-listen"
 
 SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH)
 PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)

@@ -80,6 +80,8 @@ class SatelliteCoordinator:
         self._streaming_since: float | None = None
         self._streamed = 0  # samples sent in the current request (for timestamps)
         self._listen_until: float | None = None
+        # Always-listening mode: every speech segment becomes a request.
+        self._always_listening = False
         self._stream_ids = itertools.count(1)
         self._sound_streams: set[str] = set()  # our own sounds: no played, no progress
         self._muted_until_played: str | None = None  # the awake sound's stream
@@ -109,6 +111,7 @@ class SatelliteCoordinator:
                 self._running = False
                 self._streaming_since = None
                 self._listen_until = None
+                self._always_listening = False
                 await self._set_state("idle")
             await peer.close()
 
@@ -217,6 +220,9 @@ class SatelliteCoordinator:
             )
         elif kind == extensions.FLUSH:
             self._player.flush()
+        elif kind == extensions.LISTEN and "continuous" in event.data:
+            self._always_listening = event.data["continuous"] is True
+            _LOGGER.info("Always listening: %s", self._always_listening)
         elif kind == extensions.LISTEN:
             timeout = event.data.get("timeout", 5.0)
             if isinstance(timeout, int | float) and 0 < timeout <= 60:
@@ -375,7 +381,11 @@ class SatelliteCoordinator:
         # VAD only matters for listen-now and speech during playback; idle
         # listening skips it (it costs ~15 % of the wake word engine).
         speech, onset = False, 0
-        if self._listen_until is not None or self._player.busy:
+        if (
+            self._listen_until is not None
+            or self._always_listening
+            or self._player.busy
+        ):
             speech, onset = self._vad.process(samples)
         if speech and self._player.busy:
             self._on_speech_during_playback(end - len(samples) + onset)
@@ -387,6 +397,10 @@ class SatelliteCoordinator:
                 self._listen_until = None
                 await self._start_streaming(None, end - len(samples) + onset)
                 return
+        elif self._always_listening and speech and not self._player.busy:
+            # Not while playing: on a real device the mic hears the response.
+            await self._start_streaming(None, end - len(samples) + onset)
+            return
         if not self._running:
             return
         # Inference runs off the event loop so playback blocks keep flowing.

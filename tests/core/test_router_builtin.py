@@ -20,6 +20,7 @@ from custom_components.voicestack.core.router import (
     normalize,
 )
 from custom_components.voicestack.core.router.hooks import ListenMode
+from custom_components.voicestack.core.routing import Utterance
 from tests.core.router_harness import Dialog, Glue, Recorder, check
 
 # -- base frame, wake-word mode ---------------------------------------------------------
@@ -174,6 +175,30 @@ async def test_a_wake_phrase_with_a_command_runs_the_command() -> None:
     await dialog.says(
         "okay nabu start dictation", at="base/wake", stack="base > dictation"
     )
+
+
+async def test_the_satellites_wake_word_opens_a_query_when_always_listening() -> None:
+    dialog = Dialog()
+    await dialog.always_listening()
+
+    route = await dialog.router(
+        Utterance("turn on the porch light", "sat", wake_word="hey_jarvis")
+    )
+
+    assert (route.frame, route.rule, route.listen) == ("base", "wake_word", True)
+    assert dialog.stack == "base > query"
+    await dialog.says("go", at="query/submit", agent="turn on the porch light")
+
+
+async def test_the_satellites_wake_word_goes_to_the_open_frame() -> None:
+    dialog = Dialog()
+    await dialog.always_listening()
+    await dialog.says("okay nabu start dictation", stack="base > dictation")
+
+    route = await dialog.router(Utterance("cancel", "sat", wake_word="hey_jarvis"))
+
+    assert (route.frame, route.rule) == ("dictation", "append")
+    assert dialog.stack == "base > dictation"
 
 
 # -- query frame ------------------------------------------------------------------------------

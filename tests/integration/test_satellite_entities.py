@@ -68,8 +68,11 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_announcements_queued",
         "sensor.test_satellite_announcements_dropped",
         "sensor.test_satellite_announcement_latency_median",
+        "select.test_satellite_voice_mode",
+        "sensor.test_satellite_gathered_text",
+        "sensor.test_satellite_deferred_queue",
     } <= ids
-    assert len(ids) == 6 + 9  # and the other announcement metrics
+    assert len(ids) == 7 + 9 + 2  # and the other announcement metrics
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port
@@ -78,6 +81,9 @@ async def test_device_entities_and_diagnostics(
     assert diagnostics["info"]["satellite"]["name"] == "test-satellite"
     assert "voicestack-flush" in diagnostics["voicestack"]["accepts"]
     assert diagnostics["announcements"]["received"] == 0
+    assert diagnostics["modes"]["mode"] == "wake_word"
+    assert diagnostics["modes"]["stack"] == ["base"]
+    assert diagnostics["modes"]["deferred_queue"] == 0
 
 
 async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(

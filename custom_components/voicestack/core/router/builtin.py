@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 import logging
 from typing import ClassVar, Final
 
@@ -320,6 +321,11 @@ class BaseFrame(Frame):
         self.open(self.kit.gathering("query"))
         return await self._then(Outcome(reason="opened query"), split.after)
 
+    async def woken(self, text: str) -> Outcome:
+        """The satellite's wake word in always-listening mode: a query with ``text``."""
+        self.open(self.kit.gathering("query"))
+        return await self._then(Outcome(reason="woken by the wake word"), text)
+
     async def on_agent(self, hit: Hit) -> Outcome:
         """Wake-word mode: the request goes to the agent (maybe after a "yes")."""
         submission = Submission(self.name, (hit.payload,), reason="wake-word request")
@@ -386,7 +392,21 @@ class VoiceRouter:
         self.router = FrameRouter(self.base, clock=clock, emit=emit, name=name)
 
     async def __call__(self, utterance: Utterance) -> Route:
-        """The routing hook."""
+        """The routing hook.
+
+        In always-listening mode a request the satellite's own wake word started
+        counts as woken: its transcript lacks the wake phrase (the satellite cut
+        it off), so it goes into a query as if the phrase had been said.
+        """
+        if (
+            utterance.wake_word is not None
+            and self.base.mode is ListenMode.ALWAYS_LISTENING
+            and self.router.top is self.base
+        ):
+            decision = await self.router.perform(
+                "wake_word", partial(self.base.woken, utterance.text), by="base"
+            )
+            return decision.route()
         return await self.router(utterance)
 
     async def dispatch(self, text: str) -> Decision:

@@ -260,18 +260,23 @@ class FrameRouter:
         return decision
 
     async def perform(
-        self, name: str, operation: Callable[[], ActionResult | Awaitable[ActionResult]]
+        self,
+        name: str,
+        operation: Callable[[], ActionResult | Awaitable[ActionResult]],
+        *,
+        by: str = "api",
     ) -> Decision:
         """Run ``operation`` (push, pop, ...) as a decision of its own.
 
         For requests from outside the voice (a Home Assistant action, the mode
         select): serialized with utterances and timers, explained like them.
         Not for actions (they hold the lock already; they use the stack directly).
+        ``by`` names who decided (default ``api``).
         """
         async with self._lock:
             self._steps = [Step(self.top.name, f"request {name}")]
             outcome = await self._call(operation, f"request {name}")
-            decision = self._decision("", "api", name, outcome.reason or name, outcome)
+            decision = self._decision("", by, name, outcome.reason or name, outcome)
         self._publish(decision)
         return decision
 

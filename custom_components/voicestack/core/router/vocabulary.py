@@ -26,7 +26,7 @@ lines (a ``re:`` entry runs to the end of its line); shortcuts one per line as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import re
 from typing import Final
 
@@ -108,6 +108,8 @@ class Problem:
 
     key: str  # an entry key or ``shortcuts``
     message: str
+    # What kind of problem: a translation key for the options form's error.
+    code: str = field(default="invalid", compare=False)
 
     def __str__(self) -> str:
         """``key: message``."""
@@ -160,6 +162,7 @@ def parse_shortcuts(value: str | Mapping[str, str]) -> dict[str, str]:
                 Problem(
                     SHORTCUTS,
                     f"line {number} needs 'phrase = action': {line.strip()!r}",
+                    code="bad_shortcut_line",
                 )
             )
             continue
@@ -180,26 +183,40 @@ class _Claims:
     def phrase(self, key: str, owner: str, phrase: str, *, regex_ok: bool) -> None:
         if not phrase:
             self.problems.append(
-                Problem(key, "an empty phrase (check for doubled commas)")
+                Problem(
+                    key,
+                    "an empty phrase (check for doubled commas)",
+                    code="empty_phrase",
+                )
             )
         elif is_regex(phrase):
             self._regex(key, owner, phrase, regex_ok=regex_ok)
         elif not (heard := hear(phrase)).real:
             self.problems.append(
-                Problem(key, f"{phrase!r} has no words (filler and noise never count)")
+                Problem(
+                    key,
+                    f"{phrase!r} has no words (filler and noise never count)",
+                    code="no_words",
+                )
             )
         elif (other := self.literals.get(heard.key)) is None:
             self.literals[heard.key] = (owner, phrase)
         elif other[0] != owner:
             self.problems.append(
-                Problem(key, f"{phrase!r} is claimed twice: by {other[0]} and {owner}")
+                Problem(
+                    key,
+                    f"{phrase!r} is claimed twice: by {other[0]} and {owner}",
+                    code="claimed_twice",
+                )
             )
 
     def _regex(self, key: str, owner: str, phrase: str, *, regex_ok: bool) -> None:
         if not regex_ok:
             self.problems.append(
                 Problem(
-                    key, f"{phrase!r}: only plain phrases here (no regular expressions)"
+                    key,
+                    f"{phrase!r}: only plain phrases here (no regular expressions)",
+                    code="regex_not_allowed",
                 )
             )
             return
@@ -207,11 +224,19 @@ class _Claims:
             pattern = re.compile(phrase.removeprefix(REGEX_PREFIX))
         except re.error as err:
             self.problems.append(
-                Problem(key, f"{phrase!r} is not a valid regular expression: {err}")
+                Problem(
+                    key,
+                    f"{phrase!r} is not a valid regular expression: {err}",
+                    code="bad_regex",
+                )
             )
             return
         if pattern.fullmatch(""):
-            self.problems.append(Problem(key, f"{phrase!r} matches an empty utterance"))
+            self.problems.append(
+                Problem(
+                    key, f"{phrase!r} matches an empty utterance", code="matches_empty"
+                )
+            )
             return
         self.regexes.append((key, owner, pattern))
 
@@ -224,6 +249,7 @@ class _Claims:
                         Problem(
                             key,
                             f"re:{pattern.pattern!r} also matches {phrase!r} of {other}",
+                            code="regex_overlap",
                         )
                     )
 
@@ -236,7 +262,11 @@ def _validate(
         entry = _ENTRY[key]
         if entry.required and not values:
             claims.problems.append(
-                Problem(key, f"needs at least one phrase ({entry.meaning})")
+                Problem(
+                    key,
+                    f"needs at least one phrase ({entry.meaning})",
+                    code="needs_phrase",
+                )
             )
         owner = f"{key} ({entry.meaning})"
         for phrase in values:
@@ -244,7 +274,9 @@ def _validate(
     for phrase, action in shortcuts.items():
         if not action:
             claims.problems.append(
-                Problem(SHORTCUTS, f"shortcut {phrase!r} has no action")
+                Problem(
+                    SHORTCUTS, f"shortcut {phrase!r} has no action", code="no_action"
+                )
             )
         claims.phrase(
             SHORTCUTS, f"shortcut {phrase!r} → {action}", phrase, regex_ok=True
@@ -265,7 +297,7 @@ class Vocabulary:
     ) -> None:
         """Override entries (form text or lists); raises ``VocabularyError``."""
         problems = [
-            Problem(key, "unknown vocabulary entry")
+            Problem(key, "unknown vocabulary entry", code="unknown_entry")
             for key in phrases or {}
             if key not in _ENTRY
         ]

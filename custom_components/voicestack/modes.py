@@ -1,0 +1,252 @@
+"""One satellite's voice modes: the frame-stack router plugged into Home Assistant.
+
+``VoiceModes`` builds the HA-free ``VoiceRouter`` (see ``core/router``) from the
+entry's options and gives it Home Assistant's parts:
+
+- the agent target asks before acting on locks, garage doors and alarms, using
+  ``EntityResolver`` (the default agent's recognizer, nothing is run);
+- the gathering frames deliver to the pipeline's agent, a notes file under the
+  config directory, a to-do list (``todo.add_item``), a ``voicestack_dictation``
+  event or the deferred queue (``Store``);
+- shortcuts run scripts; the voice picker offers the pipeline TTS engine's voices;
+- the listen mode is sent to the satellite (``voicestack-listen`` continuous).
+
+It is installed as ``hub.router``; timer decisions (a query submitted on
+silence, a confirmation that expired) go to the voice loop like an utterance's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
+from homeassistant.components.tts.helper import get_engine_instance
+from homeassistant.core import Context, HomeAssistant
+from wyoming.event import Event
+
+from .const import EVENT_DICTATION
+from .core.clock import LoopClock
+from .core.router import (
+    AgentTarget,
+    Decision,
+    EventTarget,
+    Hooks,
+    ListenMode,
+    NotesFileTarget,
+    QueueTarget,
+    Target,
+    TodoTarget,
+    VocabularyError,
+    Voice,
+    VoiceRouter,
+)
+from .core.router.config import ROUTER_OPTIONS, RouterConfig
+from .core.routing import Route
+from .deferred_queue import DeferredQueueStore
+from .recognize import EntityResolver
+from .voice_loop import LISTEN_EVENT
+
+if TYPE_CHECKING:
+    from .hub import SatelliteHub
+
+_LOGGER = logging.getLogger(__name__)
+
+SHORTCUT_DONE = "Done."
+
+
+def router_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry options that configure the router."""
+    return {key: options[key] for key in ROUTER_OPTIONS if key in options}
+
+
+def router_config(options: dict[str, Any], title: str) -> RouterConfig:
+    """The entry's router options; the defaults (with an error) if unusable.
+
+    The options flow never stores invalid options, but a hand-edited or older
+    entry must not keep the satellite from working.
+    """
+    try:
+        return RouterConfig.from_options(options)
+    except VocabularyError as err:
+        _LOGGER.error("%s: voice mode options ignored: %s", title, err)
+        return RouterConfig()
+
+
+class VoiceModes:
+    """The router of one satellite and the Home Assistant parts it uses."""
+
+    def __init__(
+        self, hass: HomeAssistant, hub: SatelliteHub, queue: DeferredQueueStore
+    ) -> None:
+        """Build the router from the entry's options (it starts in the base frame)."""
+        self.hass = hass
+        self.hub = hub
+        self.queue = queue
+        self._options = router_options(hub.entry.options)
+        self.config = router_config(self._options, hub.entry.title)
+        self.router = VoiceRouter(
+            self.config.settings,
+            self._hooks(),
+            clock=LoopClock(hass.loop),
+            emit=self._emit,
+            name=hub.entry.title,
+        )
+        self._remove_listener = self.router.add_listener(hub.notify)
+
+    def options_changed(self, options: Mapping[str, Any]) -> bool:
+        """Whether ``options`` configure the router differently (needs a reload)."""
+        return router_options(options) != self._options
+
+    @property
+    def notes_path(self) -> Path:
+        """Where ``notes`` submissions are appended."""
+        return Path(self.hass.config.path(self.config.notes_file))
+
+    async def close(self) -> None:
+        """Unload: frames close without submitting, timers stop."""
+        self._remove_listener()
+        await self.router.close()
+
+    async def request(self, decision: Awaitable[Decision]) -> Decision:
+        """Run a request from Home Assistant (select, action); speak its answer.
+
+        The satellite says what the frame says ("Dictating.") and, when the new
+        frame expects speech, listens without a wake word.
+        """
+        done = await decision
+        if (satellite := self.hub.satellite) is not None and self.hub.connected:
+            self.hub.entry.async_create_background_task(
+                self.hass, satellite.voice.act(done.route()), "voicestack mode reply"
+            )
+        return done
+
+    async def apply_listen_mode(self) -> None:
+        """Tell the (re)connected satellite the listen mode."""
+        await self._send_listen_mode(self.router.listen_mode)
+
+    # -- hooks ------------------------------------------------------------------------
+
+    def _hooks(self) -> Hooks:
+        agent = AgentTarget(
+            EntityResolver(self.hass, self._language, self._device_id),
+            self.config.policy,
+        )
+        targets: dict[str, Target] = {}
+        for frame, destination in self.config.destinations.items():
+            targets[frame] = (
+                agent if destination == "agent" else self._target(destination)
+            )
+        return Hooks(
+            agent=agent,
+            targets=targets,
+            run_shortcut=self._run_shortcut,
+            list_voices=self._list_voices,
+            set_voice=self._set_voice,
+            set_listen_mode=self._send_listen_mode,
+        )
+
+    def _target(self, destination: str) -> Target:
+        if destination == "notes":
+            return NotesFileTarget(self.notes_path)
+        if destination == "todo":
+            return TodoTarget(self._add_todo_item)
+        if destination == "event":
+            return EventTarget(self._fire, event_type=EVENT_DICTATION)
+        return QueueTarget(self.queue)
+
+    def target(self, destination: str | None, todo_entity: str | None) -> Target | None:
+        """A target chosen by an action (``None``: the configured one)."""
+        if destination is None:
+            return None
+        if destination == "todo" and todo_entity:
+            return TodoTarget(lambda text: self._add_todo_item(text, todo_entity))
+        if destination == "agent":
+            return self.router.kit.hooks.agent
+        return self._target(destination)
+
+    async def _add_todo_item(self, text: str, entity_id: str | None = None) -> None:
+        await self.hass.services.async_call(
+            TODO_DOMAIN,
+            TodoServices.ADD_ITEM,
+            {"item": text},
+            target={"entity_id": entity_id or self.config.todo_entity},
+            blocking=True,
+            context=self._context(),
+        )
+
+    def _fire(self, event_type: str, data: dict[str, Any]) -> None:
+        self.hass.bus.async_fire(
+            event_type,
+            {
+                "entity_id": self.hub.entity_id("assist_satellite", "assist_satellite"),
+                "device_id": self._device_id(),
+                **data,
+            },
+            context=self._context(),
+        )
+
+    async def _run_shortcut(self, script_entity_id: str) -> str | None:
+        """Start the script and answer at once (it may run for a while)."""
+        await self.hass.services.async_call(
+            "script",
+            "turn_on",
+            {"entity_id": script_entity_id},
+            blocking=True,
+            context=self._context(),
+        )
+        return SHORTCUT_DONE
+
+    async def _list_voices(self) -> Sequence[Voice]:
+        satellite = self.hub.satellite
+        if satellite is None:
+            return ()
+        pipeline = satellite.pipeline()
+        engine = (
+            get_engine_instance(self.hass, pipeline.tts_engine)
+            if pipeline.tts_engine
+            else None
+        )
+        if engine is None:
+            return ()
+        voices = engine.async_get_supported_voices(pipeline.tts_language) or []
+        current = self.hub.voice or pipeline.tts_voice
+        return [
+            Voice(voice.voice_id, voice.name)
+            for voice in voices
+            if voice.voice_id != current
+        ]
+
+    async def _set_voice(self, voice: Voice) -> None:
+        self.hub.set_voice(voice.voice_id)
+
+    async def _send_listen_mode(self, mode: ListenMode) -> None:
+        if not self.hub.link.supports(LISTEN_EVENT):
+            if mode is ListenMode.ALWAYS_LISTENING:
+                raise RuntimeError("the satellite cannot listen without a wake word")
+            return
+        continuous = mode is ListenMode.ALWAYS_LISTENING
+        await self.hub.link.send(Event(LISTEN_EVENT, {"continuous": continuous}))
+
+    async def _emit(self, route: Route) -> None:
+        """A timer decided (silence submitted a query): speak and ask like a reply."""
+        if (satellite := self.hub.satellite) is not None:
+            await satellite.voice.act(route)
+
+    # -- per request --------------------------------------------------------------------
+
+    def _language(self) -> str:
+        satellite = self.hub.satellite
+        if satellite is None:
+            return self.hass.config.language
+        return satellite.pipeline().conversation_language
+
+    def _device_id(self) -> str | None:
+        satellite = self.hub.satellite
+        return satellite.device_id if satellite is not None else None
+
+    def _context(self) -> Context:
+        satellite = self.hub.satellite
+        return satellite.request_context() if satellite is not None else Context()

@@ -1,0 +1,85 @@
+"""Which entities a request would act on, found without acting.
+
+The confirm policy needs to know, before the agent runs, whether "unlock the
+front door" touches a lock. Home Assistant's default agent recognizes the
+sentence (intent and slots: name, area, floor, domain, device class) without
+running it; ``intent.async_match_targets`` then finds the entities, as the
+intent handler would. A request the default agent does not recognize (free-form
+speech for an LLM agent) touches nothing as far as this check can tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from homeassistant.components import conversation
+from homeassistant.components.conversation.const import DATA_DEFAULT_ENTITY
+from homeassistant.components.homeassistant.exposed_entities import (
+    async_should_expose,
+)
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import intent
+
+from .core.router import Touched
+
+
+class EntityResolver:
+    """``AgentTarget``'s ``resolve`` for one satellite."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        language: Callable[[], str],
+        device_id: Callable[[], str | None],
+    ) -> None:
+        """``language`` and ``device_id`` are read per request (they may change)."""
+        self.hass = hass
+        self._language = language
+        self._device_id = device_id
+
+    async def __call__(self, text: str) -> Sequence[Touched]:
+        """The entities ``text`` would act on (empty: none recognized)."""
+        agent = self.hass.data.get(DATA_DEFAULT_ENTITY)
+        if agent is None:
+            return ()
+        user_input = conversation.ConversationInput(
+            text=text,
+            context=Context(),
+            conversation_id=None,
+            device_id=self._device_id(),
+            language=self._language(),
+            agent_id=conversation.HOME_ASSISTANT_AGENT,
+        )
+        result = await agent.async_recognize_intent(user_input)
+        if result is None or result.unmatched_entities:
+            return ()
+        slots = {name: entity.value for name, entity in result.entities.items()}
+        constraints = intent.MatchTargetsConstraints(
+            name=_text(slots.get("name")),
+            area_name=_text(slots.get("area")),
+            floor_name=_text(slots.get("floor")),
+            domains=_many(slots.get("domain")),
+            device_classes=_many(slots.get("device_class")),
+            assistant=conversation.DOMAIN,
+            allow_duplicate_names=True,
+        )
+        if not constraints.has_constraints:
+            return ()
+        match = intent.async_match_targets(self.hass, constraints)
+        return tuple(
+            Touched(state.entity_id, state.attributes.get("device_class"))
+            for state in match.states
+            if async_should_expose(self.hass, conversation.DOMAIN, state.entity_id)
+        )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _many(value: object) -> list[str] | None:
+    if isinstance(value, str) and value:
+        return [value]
+    if isinstance(value, list | tuple):
+        return [str(item) for item in value] or None
+    return None
