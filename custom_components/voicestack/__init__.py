@@ -8,9 +8,12 @@ from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.typing import ConfigType
 
-from .announcements import async_add_satellite, async_setup_announcements
+from .announcements import (
+    announce_options,
+    async_add_satellite,
+    async_setup_announcements,
+)
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
-from .core.announce import AnnounceOptions
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import PeerUnreachableError
 from .deferred_queue import DeferredQueueStore
@@ -54,9 +57,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     hub.modes = VoiceModes(hass, hub, queue)
     hub.router = hub.modes.router
     entry.async_on_unload(hub.modes.close)
+    async_add_satellite(hass, entry, hub)
     hub.start()
     entry.async_on_unload(hub.stop)
-    async_add_satellite(hass, entry, hub)
     entry.async_on_unload(entry.add_update_listener(_options_updated))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
@@ -69,7 +72,7 @@ async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) ->
     """
     hub = entry.runtime_data
     if (announcer := hub.announcer) is not None:
-        announcer.set_options(AnnounceOptions.from_dict(entry.options))
+        announcer.set_options(announce_options(entry.options))
     if hub.modes is not None and hub.modes.options_changed(entry.options):
         hass.config_entries.async_schedule_reload(entry.entry_id)
 

@@ -9,6 +9,7 @@ events; metrics go to sensors, diagnostics and ``GET /api/voicestack/metrics``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from http import HTTPStatus
 import logging
 from typing import Any
@@ -89,6 +90,16 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, on_stop)
 
 
+_ANNOUNCE_KEYS = frozenset(AnnounceOptions().to_dict())
+
+
+def announce_options(options: Mapping[str, Any]) -> AnnounceOptions:
+    """The announcer's part of an entry's options (the rest is the router's, voice)."""
+    return AnnounceOptions.from_dict(
+        {key: value for key, value in options.items() if key in _ANNOUNCE_KEYS}
+    )
+
+
 def async_add_satellite(
     hass: HomeAssistant, entry: VoiceStackConfigEntry, hub: SatelliteHub
 ) -> None:
@@ -99,7 +110,7 @@ def async_add_satellite(
         hub.speak_text,
         hub.speaker.stop,
         online=hub.connected,
-        options=AnnounceOptions.from_dict(entry.options),
+        options=announce_options(entry.options),
     )
     hub.announcer = satellite
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
 from homeassistant.components.tts.helper import get_engine_instance
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from wyoming.event import Event
 
 from .const import EVENT_DICTATION
@@ -113,15 +114,31 @@ class VoiceModes:
     async def request(self, decision: Awaitable[Decision]) -> Decision:
         """Run a request from Home Assistant (select, action); speak its answer.
 
-        The satellite says what the frame says ("Dictating.") and, when the new
+        The satellite says what the frame says ("Dictation started.") and, when the new
         frame expects speech, listens without a wake word.
         """
         done = await decision
-        if (satellite := self.hub.satellite) is not None and self.hub.connected:
+        if self.hub.satellite is not None and self.hub.connected:
             self.hub.entry.async_create_background_task(
-                self.hass, satellite.voice.act(done.route()), "voicestack mode reply"
+                self.hass, self._reply(done.route()), "voicestack mode reply"
             )
         return done
+
+    async def _reply(self, route: Route) -> None:
+        """Say a request's answer; failing to (no TTS engine) only logs.
+
+        The request itself succeeded: the caller has its decision already.
+        """
+        if (satellite := self.hub.satellite) is None:
+            return
+        try:
+            await satellite.voice.act(route)
+        except HomeAssistantError as err:
+            _LOGGER.warning(
+                "%s: could not say %r: %s", self.hub.entry.title, route.speak, err
+            )
+        except Exception:
+            _LOGGER.exception("%s: could not say %r", self.hub.entry.title, route.speak)
 
     async def apply_listen_mode(self) -> None:
         """Tell the (re)connected satellite the listen mode."""

@@ -367,7 +367,10 @@ class SatelliteCoordinator:
             if self._endpointer is not None and self._endpointer.process(live):
                 _LOGGER.debug("End of speech at sample %s", end)
                 await self._stop_streaming()
-                self._play_sound("done")
+                if not self._always_listening:
+                    # Always listening, every segment (the TV too) ends here:
+                    # a chime each time would be noise.
+                    self._play_sound("done")
                 await self._set_state("thinking")
                 return
             limit = self._settings.max_request_s
@@ -377,6 +380,11 @@ class SatelliteCoordinator:
                     # Speech-to-text would only make words up from the silence.
                     await self._send_extension(Event(extensions.NO_SPEECH, {}))
                 await self._stop_streaming()
+            return
+        if not self._running:
+            # Paused (muted): nothing may start a request, and a listen window
+            # open at the time of the pause is closed.
+            self._listen_until = None
             return
         # VAD only matters for listen-now and speech during playback; idle
         # listening skips it (it costs ~15 % of the wake word engine).
@@ -400,8 +408,6 @@ class SatelliteCoordinator:
         elif self._always_listening and speech and not self._player.busy:
             # Not while playing: on a real device the mic hears the response.
             await self._start_streaming(None, end - len(samples) + onset)
-            return
-        if not self._running:
             return
         # Inference runs off the event loop so playback blocks keep flowing.
         name = await asyncio.get_running_loop().run_in_executor(

@@ -66,10 +66,16 @@ async def test_mode_switches_tell_the_satellite() -> None:
     await dialog.says(
         "Always listening", at="base/always_listening", speak="Always listening mode."
     )
-    await dialog.says("always listen", speak="Already in Always listening mode.")
-    await dialog.says("what mode", speak="Always listening mode.")
+    # From now on a command counts only after a wake phrase (the TV may say one).
+    await dialog.says("what mode", at="base/none", speak=None)
     await dialog.says(
-        "wake word mode", at="base/wake_word_mode", speak="Wake word mode."
+        "okay nabu, always listen",
+        at="base/wake",
+        speak="Always listening mode already.",
+    )
+    await dialog.says("cancel", at="query/cancel", stack="base")
+    await dialog.says(
+        "hey jarvis wake word mode", at="base/wake", speak="Wake word mode."
     )
 
     assert dialog.glue.listen_modes == [
@@ -335,7 +341,7 @@ async def test_dictation_keeps_everything_verbatim_until_the_exit_phrase() -> No
         "Start dictation.",
         at="base/start_dictation",
         stack="base > dictation",
-        speak="Dictating.",
+        speak="Dictation started.",
     )
     content = [
         "Cancel.",
@@ -697,7 +703,7 @@ async def test_mode_select_pushes_and_pops_frames() -> None:
     check(
         await dialog.router.select_mode("dictation"),
         stack="base > query > dictation",
-        speak="Dictating.",
+        speak="Dictation started.",
     )
     assert dialog.router.mode == "dictation"
     check(await dialog.router.select_mode("query"), stack="base > query")
@@ -778,6 +784,6 @@ async def test_the_voice_router_is_a_routing_hook() -> None:
     assert (route.frame, route.rule, route.speak, route.listen) == (
         "base",
         "start_dictation",
-        "Dictating.",
+        "Dictation started.",
         True,
     )

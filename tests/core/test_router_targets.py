@@ -182,4 +182,8 @@ def test_the_question_reads_naturally() -> None:
         == "Should I unlock the front door? Say yes or no."
     )
     assert policy.ask("TV off!") == "Should I TV off? Say yes or no."
+    assert policy.ask("Please unlock the front door.") == policy.ask(
+        "unlock the front door, please"
+    )
+    assert policy.ask("Please unlock it") == "Should I unlock it? Say yes or no."
     assert ConfirmPolicy(question="Really {text}?").ask("open it") == "Really open it?"

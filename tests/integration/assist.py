@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import re
 import time
+from typing import Any
 
 from homeassistant.components.assist_pipeline import (
     Pipeline,
@@ -202,14 +203,19 @@ def record_states(hass: HomeAssistant, stack: AsyncExitStack) -> StateLog:
 
 
 async def add_voicestack(
-    hass: HomeAssistant, stack: AsyncExitStack, sat: RunningSatellite
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    sat: RunningSatellite,
+    *,
+    options: dict[str, Any] | None = None,
 ) -> MockConfigEntry:
-    """A VoiceStack entry for ``sat``, unloaded when ``stack`` closes."""
+    """A VoiceStack entry for ``sat`` (with ``options``), unloaded with ``stack``."""
     entry = MockConfigEntry(
         domain=DOMAIN,
         title="test-satellite",
         data={CONF_HOST: "127.0.0.1", CONF_PORT: sat.port},
         unique_id=f"test-{sat.port}",
+        options=options or {},
     )
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)

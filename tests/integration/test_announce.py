@@ -236,7 +236,10 @@ async def test_options_are_validated_per_field_and_applied_at_once(
     async with AsyncExitStack() as stack:
         hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
         entry = hub.entry
-        form = await hass.config_entries.options.async_init(entry.entry_id)
+        menu = await hass.config_entries.options.async_init(entry.entry_id)
+        form = await hass.config_entries.options.async_configure(
+            menu["flow_id"], {"next_step_id": "announcements"}
+        )
         bad = await hass.config_entries.options.async_configure(
             form["flow_id"], {"coalesce_window_s": 1.0, "template_warning": "{oops"}
         )

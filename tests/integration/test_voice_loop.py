@@ -75,7 +75,9 @@ async def test_a_spoken_command_switches_the_light_and_is_answered(
     (utterance,) = utterances
     assert words(utterance.data["text"]) == words(COMMAND)
     assert utterance.data["wake_word"] == "hey_jarvis"
-    assert utterance.data["frame"] == "agent"
+    # The base frame's catch-all sends a wake-word request to the agent.
+    assert (utterance.data["frame"], utterance.data["rule"]) == ("base", "agent")
+    assert utterance.data["sent_to_agent"] is True
     assert playback is not None
     assert playback.outcome == "played"
     answer = " ".join(s.text for s in playback.sentences)

@@ -39,12 +39,17 @@ class RunningSatellite:
 
 @asynccontextmanager
 async def satellite(
-    tmp_path: Path, *args: str, port: int | None = None, zeroconf: bool = False
+    tmp_path: Path,
+    *args: str,
+    port: int | None = None,
+    zeroconf: bool = False,
+    stdin: bool = False,
 ) -> AsyncIterator[RunningSatellite]:
     """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
 
     ``port`` restarts a satellite where a previous one listened; ``zeroconf``
-    lets it announce itself (off by default so tests do not see each other).
+    lets it announce itself (off by default so tests do not see each other);
+    ``stdin`` gives it a pipe (``process.stdin``) for ``--mic-stdin``.
     """
     port = port or servers.free_port()
     snd_file = tmp_path / "played.wav"
@@ -65,6 +70,7 @@ async def satellite(
                 "--debug",
                 *args,
             ],
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,
         )
@@ -74,6 +80,8 @@ async def satellite(
         )
         yield RunningSatellite(port, process, snd_file, log)
     finally:
+        if process.stdin is not None:
+            process.stdin.close()
         process.terminate()
         try:
             await asyncio.to_thread(process.wait, 10)

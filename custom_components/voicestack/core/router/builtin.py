@@ -187,6 +187,10 @@ class BaseFrame(Frame):
             *extra_rules,
         ]
         if mode is ListenMode.ALWAYS_LISTENING:
+            # Speech without a wake phrase is never a command (the TV may say
+            # one): commands count only below the query a wake phrase opened.
+            for rule in rules[: len(rules) - len(extra_rules)]:
+                rule.covered_only = True
             rules.append(
                 PhraseRule("wake", vocabulary["base.wake"], _wake, at="anywhere")
             )

@@ -21,7 +21,7 @@ Option keys (all optional; ``DEFAULTS`` holds the defaults):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -107,6 +107,15 @@ class RouterConfig:
             problems.append(
                 Problem("listen_mode", f"unknown mode {listen_mode!r}", "invalid")
             )
+        if not isinstance(values["confirm_sensitive"], bool):
+            problems.append(
+                Problem("confirm_sensitive", "must be on or off", code="invalid")
+            )
+        entities = values["confirm_entities"] or ()
+        if not _strings(entities):
+            problems.append(
+                Problem("confirm_entities", "must be a list of entity ids", "invalid")
+            )
         if problems or vocabulary is None:
             raise VocabularyError(problems)
         settings = Settings(
@@ -115,19 +124,64 @@ class RouterConfig:
             **timers,
         )
         policy = ConfirmPolicy(
-            enabled=bool(values["confirm_sensitive"]),
-            entities=frozenset(values["confirm_entities"] or ()),
+            enabled=values["confirm_sensitive"], entities=frozenset(entities)
         )
         return cls(settings, policy, destinations, todo_entity, notes_file)
+
+
+def _strings(value: Any) -> bool:
+    """A list of strings (a string itself is not: it would split into letters)."""
+    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _phrases(value: Any) -> bool:
+    """Form text, or a list of phrases."""
+    return isinstance(value, str) or _strings(value)
+
+
+def _text_map(value: Any, valid: Callable[[Any], bool]) -> bool:
+    """A mapping of strings to ``valid`` values."""
+    return isinstance(value, Mapping) and all(
+        isinstance(key, str) and valid(text) for key, text in value.items()
+    )
 
 
 def _vocabulary(
     options: Mapping[str, Any], problems: list[Problem]
 ) -> Vocabulary | None:
+    """The vocabulary, if its options have the right shape and validate.
+
+    The shape is checked first: hand-edited options must end up as problems,
+    not as a ``TypeError`` that keeps the entry from loading.
+    """
+    phrases = options.get("vocabulary") or {}
+    shortcuts = options.get(SHORTCUTS) or {}
+    shape: list[Problem] = []
+    if not _text_map(phrases, _phrases):
+        shape.append(Problem("vocabulary", "must map entries to phrases", "invalid"))
+    if not (isinstance(shortcuts, str) or _text_map(shortcuts, _is_text)):
+        shape.append(Problem(SHORTCUTS, "must be 'phrase = action' lines", "invalid"))
+    if shape:
+        problems.extend(shape)
+        return None
     try:
-        return Vocabulary(options.get("vocabulary") or {}, options.get(SHORTCUTS))
+        return Vocabulary(phrases, shortcuts)
     except VocabularyError as err:
         problems.extend(err.problems)
+        return None
+
+
+def _seconds(value: Any) -> float | None:
+    """``value`` as a number, if it is one (a yes/no is not a number of seconds)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
         return None
 
 
@@ -135,9 +189,8 @@ def _timer(name: str, value: Any, problems: list[Problem]) -> float | None:
     """Seconds; 0 (or None) is off."""
     if value is None:
         return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
+    seconds = _seconds(value)
+    if seconds is None:
         problems.append(Problem(name, f"{value!r} is not a number", "not_a_number"))
         return None
     if not 0 <= seconds <= MAX_TIMER_S:

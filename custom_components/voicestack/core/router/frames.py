@@ -60,12 +60,12 @@ class Plan:
     __slots__ = ("check_parent", "entries", "rules")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        """Merge runs of exact rules (not ``top_only`` ones) into single tables."""
+        """Merge runs of exact rules (unrestricted ones) into single tables."""
         self.rules = tuple(rules)
         entries: list[Rule] = []
         merged: MergedExact | None = None
         for rule in self.rules:
-            if type(rule) is ExactRule and not rule.top_only:
+            if type(rule) is ExactRule and not (rule.top_only or rule.covered_only):
                 if merged is None:
                     merged = MergedExact()
                     entries.append(merged)

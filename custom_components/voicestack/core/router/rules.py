@@ -144,10 +144,12 @@ class Rule:
     """Base class: a named matcher with an action.
 
     ``top_only`` rules only apply while their frame is the top of the stack (the
-    base frame's agent catch-all must not swallow what a child hands down).
+    base frame's agent catch-all must not swallow what a child hands down);
+    ``covered_only`` rules only while it is not (always-listening commands count
+    only after a wake phrase opened a query above them).
     """
 
-    __slots__ = ("action", "name", "top_only")
+    __slots__ = ("action", "covered_only", "name", "top_only")
     is_async: ClassVar[bool] = False  # the router awaits ``amatch``
     merged: ClassVar[bool] = False  # matches give (rule, payload) of a merged rule
 
@@ -156,6 +158,7 @@ class Rule:
         self.name = name
         self.action = action
         self.top_only = top_only
+        self.covered_only = False
 
     def match(self, heard: Heard) -> object | None:
         """What the action gets, or None when the utterance is not for this rule."""

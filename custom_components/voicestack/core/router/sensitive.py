@@ -23,6 +23,8 @@ from typing import Final
 __all__ = ["DEFAULT_QUESTION", "ConfirmPolicy", "Touched", "sensitive_entities"]
 
 DEFAULT_QUESTION: Final = "Should I {text}? Say yes or no."
+# "Please unlock the door" is asked as "Should I unlock the door?".
+_POLITE: Final = re.compile(r"^please,?\s+|,?\s+please$", re.IGNORECASE)
 _COVER_WORDS: Final = re.compile(r"(?:^|_)(garage|door|gate)(?:s)?(?:_|$)")
 
 
@@ -54,7 +56,7 @@ class ConfirmPolicy:
 
     def ask(self, text: str) -> str:
         """The question for request ``text`` ("Should I unlock the front door?")."""
-        request = text.strip().rstrip(".!?")
+        request = _POLITE.sub("", text.strip().rstrip(".!?")).strip()
         if request[:1].isupper() and not request[1:2].isupper():
             request = request[0].lower() + request[1:]
         return self.question.format(text=request)

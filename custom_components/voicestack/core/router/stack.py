@@ -295,7 +295,7 @@ class FrameRouter:
                     return result
                 steps.append(Step(frame.name, "parent declined, continuing"))
                 continue
-            if entry.top_only and not on_top:
+            if (entry.top_only and not on_top) or (entry.covered_only and on_top):
                 continue
             if entry.is_async:
                 payload = await entry.amatch(heard, self._clock)

@@ -92,7 +92,13 @@ DEFAULT_PHRASES: Final[Mapping[str, tuple[str, ...]]] = {
     "base.switch_voice": ("switch voice", "change voice", "change your voice"),
     "base.wake": ("okay nabu", "ok nabu", "hey nabu", "hey jarvis"),
     "query.submit": ("go", "done", "send", "send it"),
-    "dictation.exit": ("end dictation", "stop dictation", "finish dictation"),
+    # Whisper often hears "end dictation" as one word.
+    "dictation.exit": (
+        "end dictation",
+        "endictation",
+        "stop dictation",
+        "finish dictation",
+    ),
     "dictation.abort": ("abort dictation", "discard dictation"),
     "inventory.save": ("save", "save list", "save inventory"),
     "inventory.undo": ("scratch that", "undo", "remove last"),

@@ -1,0 +1,579 @@
+"""The options flow's menu and its voice-mode steps, in a real Home Assistant.
+
+Options flows work on entries that are not loaded, so no satellite is needed: the
+entry only has to exist. Each step is opened through the menu, like in the UI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from homeassistant.const import CONF_HOST, CONF_PORT
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.core.announce import AnnounceOptions
+from custom_components.voicestack.core.router import Vocabulary
+from custom_components.voicestack.core.router.config import DEFAULTS, RouterConfig
+from custom_components.voicestack.core.router.vocabulary import ENTRIES
+from custom_components.voicestack.options_flow import (
+    MENU,
+    MODES_SCHEMA,
+    SHORTCUTS_SCHEMA,
+    VOCABULARY_SCHEMA,
+    field_name,
+)
+
+INTEGRATION = Path(__file__).parents[2] / "custom_components" / "voicestack"
+# What the integration and the announcements step stored: other steps keep it.
+KEPT = {"voice": "en_US-amy-medium", "coalesce_window_s": 1.0}
+MODES = {
+    "listen_mode": "always_listening",
+    "query_silence_s": 0.0,
+    "inventory_silence_s": 90.0,
+    "confirm_timeout_s": 15.0,
+    "picker_timeout_s": 0.0,
+    "query_destination": "queue",
+    "dictation_destination": "event",
+    "inventory_destination": "todo",
+    "todo_entity": "todo.shopping",
+    "notes_file": "voice/notes.txt",
+    "confirm_sensitive": False,
+    "confirm_entities": ["switch.heater"],
+}
+SCRIPT = "script.movie_time"
+
+
+@pytest.fixture
+def entry(hass: HomeAssistant) -> MockConfigEntry:
+    """A satellite's entry, not loaded, with options from elsewhere."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="test-satellite",
+        data={CONF_HOST: "127.0.0.1", CONF_PORT: 10700},
+        options=KEPT,
+    )
+    entry.add_to_hass(hass)
+    return entry
+
+
+@pytest.fixture(autouse=True)
+def script(hass: HomeAssistant) -> None:
+    """The script shortcuts may run."""
+    hass.states.async_set(SCRIPT, "off")
+
+
+async def open_step(hass: HomeAssistant, entry: MockConfigEntry, step: str) -> Any:
+    """Open the options, then ``step`` from the menu."""
+    menu = await hass.config_entries.options.async_init(entry.entry_id)
+    return await hass.config_entries.options.async_configure(
+        menu["flow_id"], {"next_step_id": step}
+    )
+
+
+async def submit(hass: HomeAssistant, form: Any, data: dict[str, Any]) -> Any:
+    """Send ``data`` to the form."""
+    return await hass.config_entries.options.async_configure(form["flow_id"], data)
+
+
+def shown(form: Any) -> dict[str, Any]:
+    """The values the form shows in its fields (suggested values)."""
+    return {
+        str(key): key.description["suggested_value"]
+        for key in form["data_schema"].schema
+        if key.description and "suggested_value" in key.description
+    }
+
+
+def vocabulary_form(**changes: str) -> dict[str, str]:
+    """The vocabulary form with the default text, ``changes`` applied."""
+    defaults = Vocabulary().as_options()
+    return {field_name(e.key): defaults[e.key] for e in ENTRIES} | changes
+
+
+def rejected(result: Any, entry: MockConfigEntry, options: dict[str, Any]) -> bool:
+    """The form came back and nothing was stored."""
+    return result["type"] is FlowResultType.FORM and entry.options == options
+
+
+# -- menu and announcements ----------------------------------------------------
+
+
+async def test_the_options_open_on_a_menu_of_four_steps(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    menu = await hass.config_entries.options.async_init(entry.entry_id)
+
+    assert menu["type"] is FlowResultType.MENU
+    assert menu["step_id"] == "init"
+    assert menu["menu_options"] == ["announcements", "modes", "vocabulary", "shortcuts"]
+
+
+async def test_announcements_show_only_announcer_options_and_merge(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "announcements")
+    defaults = {str(key): key.default() for key in form["data_schema"].schema}
+    bad = await submit(hass, form, {"template_warning": "{oops"})
+    bad_options = dict(entry.options)
+    good = await submit(hass, bad, {"queue_max": 7.0, "template_warning": "{count} x"})
+
+    assert form["step_id"] == "announcements"
+    assert defaults == {**AnnounceOptions().to_dict(), "coalesce_window_s": 1.0}
+    assert bad["errors"] == {"template_warning": "invalid_template"}
+    assert bad_options == KEPT
+    assert good["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {
+        **defaults,
+        "voice": KEPT["voice"],
+        "queue_max": 7,
+        "template_warning": "{count} x",
+    }
+    assert isinstance(entry.options["queue_max"], int)
+
+
+# -- voice modes ---------------------------------------------------------------
+
+
+async def test_modes_show_the_defaults(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "modes")
+
+    assert form["type"] is FlowResultType.FORM
+    assert form["step_id"] == "modes"
+    # No todo list: the entity field is empty (an empty string is no entity id).
+    assert shown(form) == {k: v for k, v in DEFAULTS.items() if k != "todo_entity"}
+    assert form["errors"] == {}
+    assert form["description_placeholders"] == {"problems": ""}
+
+
+async def test_modes_are_saved_merged_and_shown_again(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "shortcuts": f"movie time = {SCRIPT}"}
+    )
+    form = await open_step(hass, entry, "modes")
+    saved = await submit(hass, form, MODES)
+    again = await open_step(hass, entry, "modes")
+    config = RouterConfig.from_options(entry.options)
+
+    assert saved["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {**KEPT, "shortcuts": f"movie time = {SCRIPT}", **MODES}
+    assert shown(again) == MODES
+    assert dict(config.destinations)["inventory"] == "todo"
+    assert config.settings.query_silence_s is None
+
+
+async def test_cleared_optional_fields_are_stored_empty(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """A cleared entity field is left out of the input; it must not keep its value."""
+    hass.config_entries.async_update_entry(entry, options={**KEPT, **MODES})
+    form = await open_step(hass, entry, "modes")
+    cleared = {
+        k: v for k, v in MODES.items() if k not in {"todo_entity", "confirm_entities"}
+    }
+    await submit(hass, form, {**cleared, "inventory_destination": "notes"})
+
+    assert entry.options["todo_entity"] == ""
+    assert entry.options["confirm_entities"] == []
+    assert entry.options["inventory_destination"] == "notes"
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors", "detail"),
+    [
+        (
+            {"notes_file": "../x"},
+            {"notes_file": "bad_notes_file"},
+            "notes\\_file: '../x': a file name under the config directory",
+        ),
+        (
+            {"notes_file": "/etc/x"},
+            {"notes_file": "bad_notes_file"},
+            "notes\\_file: '/etc/x': a file name under the config directory",
+        ),
+        (
+            {"dictation_destination": "todo"},
+            {"todo_entity": "todo_required"},
+            "todo\\_entity: choose the to-do list",
+        ),
+    ],
+)
+async def test_bad_modes_are_rejected_on_their_field(
+    hass: HomeAssistant,
+    entry: MockConfigEntry,
+    changes: dict[str, Any],
+    errors: dict[str, str],
+    detail: str,
+) -> None:
+    form = await open_step(hass, entry, "modes")
+    result = await submit(hass, form, shown(form) | changes)
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == errors
+    assert result["description_placeholders"] == {"problems": f"- {detail}"}
+    # The form keeps what was typed.
+    assert shown(result)["notes_file"] == changes.get(
+        "notes_file", "voicestack_notes.txt"
+    )
+
+
+async def test_a_todo_destination_without_the_field_is_todo_required(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Like the UI sends it: the empty entity field is missing."""
+    form = await open_step(hass, entry, "modes")
+    no_todo = {k: v for k, v in MODES.items() if k != "todo_entity"}
+    result = await submit(hass, form, no_todo)
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == {"todo_entity": "todo_required"}
+
+
+# -- vocabulary ----------------------------------------------------------------
+
+
+async def test_vocabulary_shows_the_default_phrases(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "vocabulary")
+
+    assert form["step_id"] == "vocabulary"
+    assert shown(form) == vocabulary_form()
+    assert shown(form)["common_cancel"] == (
+        "cancel, abort, never mind, nevermind, forget it"
+    )
+    assert form["description_placeholders"] == {"problems": ""}
+
+
+async def test_vocabulary_stores_only_changed_entries_and_round_trips(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "vocabulary")
+    saved = await submit(
+        hass,
+        form,
+        vocabulary_form(
+            query_submit=" fire ,send it\nre:send (it )?now\n",
+            base_wake="",
+        ),
+    )
+    stored = dict(entry.options)
+    again = await open_step(hass, entry, "vocabulary")
+    resaved = await submit(hass, again, shown(again))
+    vocabulary = RouterConfig.from_options(entry.options).settings.vocabulary
+
+    assert saved["type"] is FlowResultType.CREATE_ENTRY
+    assert stored == {
+        **KEPT,
+        "vocabulary": {
+            "query.submit": "fire, send it\nre:send (it )?now",
+            "base.wake": "",
+        },
+    }
+    assert shown(again) == vocabulary_form(
+        query_submit="fire, send it\nre:send (it )?now", base_wake=""
+    )
+    assert resaved["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == stored
+    assert vocabulary["query.submit"] == ("fire", "send it", "re:send (it )?now")
+    assert vocabulary["base.wake"] == ()
+
+
+async def test_a_cleared_entry_is_empty_and_defaults_store_nothing(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "vocabulary": {"confirm.yes": "sure"}}
+    )
+    form = await open_step(hass, entry, "vocabulary")
+    defaults = vocabulary_form()
+    cleared = {k: v for k, v in defaults.items() if k != "inventory_undo"}
+    await submit(hass, form, cleared)
+    undo_cleared = dict(entry.options)
+    form = await open_step(hass, entry, "vocabulary")
+    await submit(hass, form, defaults)
+
+    assert undo_cleared == {**KEPT, "vocabulary": {"inventory.undo": ""}}
+    assert entry.options == {**KEPT, "vocabulary": {}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors", "detail"),
+    [
+        (
+            {"common_cancel": "cancel,,abort"},
+            {"common_cancel": "empty_phrase"},
+            "common.cancel: an empty phrase",
+        ),
+        (
+            {"common_cancel": "cancel\nre:("},
+            {"common_cancel": "bad_regex"},
+            "common.cancel: 're:(' is not a valid regular expression",
+        ),
+        (
+            {"confirm_yes": "yes, go"},
+            {"confirm_yes": "claimed_twice"},
+            "confirm.yes: 'go' is claimed twice: by query.submit",
+        ),
+        (
+            {"base_wake": "re:hey computer"},
+            {"base_wake": "regex_not_allowed"},
+            "base.wake: 're:hey computer': only plain phrases here",
+        ),
+        (
+            {"confirm_no": "no\nre:(no)*"},
+            {"confirm_no": "matches_empty"},
+            # Escaped: the placeholder is Markdown, the user sees what was typed.
+            "confirm.no: 're:(no)\\*' matches an empty utterance",
+        ),
+        (
+            {"inventory_undo": "undo\nre:(go|went)"},
+            {"inventory_undo": "regex_overlap"},
+            "inventory.undo: re:'(go|went)' also matches 'go' of query.submit",
+        ),
+        (
+            {"query_submit": ""},
+            {"query_submit": "needs_phrase"},
+            "query.submit: needs at least one phrase (send the query)",
+        ),
+        (
+            {"base_what_mode": "uhm"},
+            {"base_what_mode": "no_words"},
+            "base.what\\_mode: 'uhm' has no words",
+        ),
+    ],
+)
+async def test_bad_vocabulary_is_rejected_on_its_field(
+    hass: HomeAssistant,
+    entry: MockConfigEntry,
+    changes: dict[str, str],
+    errors: dict[str, str],
+    detail: str,
+) -> None:
+    form = await open_step(hass, entry, "vocabulary")
+    result = await submit(hass, form, vocabulary_form(**changes))
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == errors
+    assert result["description_placeholders"]["problems"].startswith(f"- {detail}")
+    assert shown(result) == vocabulary_form(**changes)
+
+
+async def test_every_vocabulary_problem_is_listed(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "vocabulary")
+    result = await submit(
+        hass, form, vocabulary_form(common_cancel="cancel,,abort", confirm_yes="go")
+    )
+    lines = result["description_placeholders"]["problems"].splitlines()
+
+    assert result["errors"] == {
+        "common_cancel": "empty_phrase",
+        "confirm_yes": "claimed_twice",
+    }
+    assert [line.split(":")[0] for line in lines] == [
+        "- common.cancel",
+        "- confirm.yes",
+    ]
+
+
+async def test_a_phrase_clashing_with_a_saved_shortcut_is_shown_on_base(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "shortcuts": f"movie time = {SCRIPT}"}
+    )
+    options = dict(entry.options)
+    form = await open_step(hass, entry, "vocabulary")
+    result = await submit(hass, form, vocabulary_form(confirm_yes="yes, movie time"))
+
+    assert rejected(result, entry, options)
+    assert result["errors"] == {"base": "claimed_twice"}
+    assert result["description_placeholders"] == {
+        "problems": "- shortcuts: 'movie time' is claimed twice: by confirm.yes"
+        " (run the pending action) and shortcut 'movie time' → script.movie\\_time"
+    }
+
+
+async def test_invalid_stored_options_of_another_step_block_saving(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    """Hand-edited options: never stored as valid, and the user is told why."""
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "notes_file": "/etc/passwd"}
+    )
+    options = dict(entry.options)
+    form = await open_step(hass, entry, "vocabulary")
+    result = await submit(hass, form, vocabulary_form())
+
+    assert rejected(result, entry, options)
+    assert result["errors"] == {"base": "bad_notes_file"}
+    assert result["description_placeholders"]["problems"].startswith(
+        "- notes\\_file: '/etc/passwd'"
+    )
+
+
+# -- shortcuts -----------------------------------------------------------------
+
+
+async def test_shortcuts_are_stored_tidy_and_accepted_by_the_router(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "shortcuts")
+    saved = await submit(
+        hass,
+        form,
+        {"shortcuts": f"\n Movie time={SCRIPT} \n\nre:cinema( now)? = {SCRIPT}"},
+    )
+    again = await open_step(hass, entry, "shortcuts")
+    vocabulary = RouterConfig.from_options(entry.options).settings.vocabulary
+
+    assert form["step_id"] == "shortcuts"
+    assert shown(form) == {"shortcuts": ""}
+    assert saved["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {
+        **KEPT,
+        "shortcuts": f"Movie time = {SCRIPT}\nre:cinema( now)? = {SCRIPT}",
+    }
+    assert shown(again) == {"shortcuts": entry.options["shortcuts"]}
+    assert vocabulary.shortcuts == {"Movie time": SCRIPT, "re:cinema( now)?": SCRIPT}
+
+
+async def test_cleared_shortcuts_are_stored_empty(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "shortcuts": f"movie time = {SCRIPT}"}
+    )
+    form = await open_step(hass, entry, "shortcuts")
+    await submit(hass, form, {})
+
+    assert entry.options == {**KEPT, "shortcuts": ""}
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "detail"),
+    [
+        (
+            f"cancel = {SCRIPT}",
+            "claimed_twice",
+            "- shortcuts: 'cancel' is claimed twice: by common.cancel",
+        ),
+        (
+            f"movie time {SCRIPT}",
+            "bad_shortcut_line",
+            "- shortcuts: line 1 needs 'phrase = action': 'movie time script.movie\\_time'",
+        ),
+        (
+            "party = script.party",
+            "unknown_script",
+            "- shortcuts: 'party': no script 'script.party'",
+        ),
+        (
+            "lights = light.kitchen",
+            "unknown_script",
+            "- shortcuts: 'lights': no script 'light.kitchen'",
+        ),
+        ("lights =", "no_action", "- shortcuts: shortcut 'lights' has no action"),
+    ],
+)
+async def test_bad_shortcuts_are_rejected(
+    hass: HomeAssistant, entry: MockConfigEntry, text: str, code: str, detail: str
+) -> None:
+    form = await open_step(hass, entry, "shortcuts")
+    result = await submit(hass, form, {"shortcuts": text})
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == {"shortcuts": code}
+    assert result["description_placeholders"]["problems"].startswith(detail)
+    assert shown(result) == {"shortcuts": text}
+
+
+async def test_a_shortcut_clashing_with_a_saved_phrase_is_rejected(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        entry, options={**KEPT, "vocabulary": {"confirm.yes": "yes, movie time"}}
+    )
+    options = dict(entry.options)
+    form = await open_step(hass, entry, "shortcuts")
+    result = await submit(hass, form, {"shortcuts": f"movie time = {SCRIPT}"})
+
+    assert rejected(result, entry, options)
+    assert result["errors"] == {"shortcuts": "claimed_twice"}
+
+
+async def test_router_and_script_problems_are_listed_together(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "shortcuts")
+    result = await submit(
+        hass, form, {"shortcuts": "cancel = script.movie_time\nparty = script.party"}
+    )
+
+    assert result["errors"] == {"shortcuts": "claimed_twice"}
+    assert [
+        line.split(":")[1].strip()
+        for line in result["description_placeholders"]["problems"].splitlines()
+    ] == ["'cancel' is claimed twice", "'party'"]
+
+
+# -- translations --------------------------------------------------------------
+
+
+def test_every_step_field_and_error_is_translated() -> None:
+    strings = json.loads((INTEGRATION / "strings.json").read_text(encoding="utf-8"))
+    english = json.loads(
+        (INTEGRATION / "translations" / "en.json").read_text(encoding="utf-8")
+    )
+    options = strings["options"]
+    steps = options["step"]
+
+    assert english == strings
+    assert list(steps["init"]["menu_options"]) == list(MENU)
+    assert set(steps["announcements"]["data"]) == set(AnnounceOptions().to_dict())
+    for step, schema in (
+        ("modes", MODES_SCHEMA),
+        ("vocabulary", VOCABULARY_SCHEMA),
+        ("shortcuts", SHORTCUTS_SCHEMA),
+    ):
+        fields = {str(key) for key in schema.schema}
+        assert set(steps[step]["data"]) == fields, step
+        assert set(steps[step]["data_description"]) == fields, step
+        assert "{problems}" in steps[step]["description"], step
+    assert set(options["error"]) == {
+        # announcements
+        "invalid_number",
+        "invalid_template",
+        "invalid_text",
+        "unknown_option",
+        # voice modes, vocabulary, shortcuts
+        "empty_phrase",
+        "no_words",
+        "claimed_twice",
+        "regex_not_allowed",
+        "bad_regex",
+        "matches_empty",
+        "regex_overlap",
+        "needs_phrase",
+        "no_action",
+        "bad_shortcut_line",
+        "unknown_entry",
+        "unknown_script",
+        "todo_required",
+        "not_todo",
+        "bad_notes_file",
+        "not_a_number",
+        "out_of_range",
+        "invalid",
+    }
