@@ -60,6 +60,7 @@ class VoiceLoop:
         self._task: asyncio.Task[None] | None = None
         self._transcript: str | None = None
         self._wake_word: str | None = None
+        self._listen_until = 0.0  # loop time a listen window we opened closes
 
     # -- from the satellite -------------------------------------------------------
 
@@ -70,7 +71,11 @@ class VoiceLoop:
         self._audio = asyncio.Queue()
         self._transcript = None
         self._wake_word = run.wake_word_name
+        self._listen_until = 0.0  # a window that started this request is used up
         self.hub.set_assist_in_progress(True)
+        if self.hub.modes is not None:
+            # Speech is coming in: an open query must not submit meanwhile.
+            self.hub.modes.router.hold_timer()
         self._task = self.hub.entry.async_create_background_task(
             self.hass, self._run(run), f"voicestack {self.hub.satellite_id} request"
         )
@@ -174,6 +179,8 @@ class VoiceLoop:
             self.satellite.tts_response_finished()
         finally:
             self.hub.set_assist_in_progress(False)
+            if self.hub.modes is not None:
+                self.hub.modes.router.resume_timer()
 
     def _wake_phrase(self, name: str | None) -> str | None:
         """The phrase of wake word ``name`` as the satellite's ``info`` gives it."""
@@ -230,8 +237,21 @@ class VoiceLoop:
             if route.listen and not self.hub.always_listening
             else None
         )
-        if timeout is not None and self.hub.link.supports(LISTEN_EVENT):
-            await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": timeout}))
+        await self._listen(timeout)
+
+    async def _listen(self, window_s: float | None) -> None:
+        """Open the mic for ``window_s``, or close a window opened earlier.
+
+        A window left open after its frame closed (a query submitted on
+        silence) would send whatever is said next to the agent unasked.
+        """
+        if not self.hub.link.supports(LISTEN_EVENT):
+            return
+        now = self.hass.loop.time()
+        if window_s is None and now >= self._listen_until:
+            return
+        self._listen_until = now + (window_s or 0.0)
+        await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": window_s or 0}))
 
     async def _converse(
         self, pipeline: Pipeline, text: str

@@ -225,7 +225,11 @@ class SatelliteCoordinator:
             _LOGGER.info("Always listening: %s", self._always_listening)
         elif kind == extensions.LISTEN:
             timeout = event.data.get("timeout", 5.0)
-            if isinstance(timeout, int | float) and 0 < timeout <= 60:
+            if timeout == 0:  # the peer no longer expects speech
+                if self._listen_until is not None:
+                    self._listen_until = None
+                    await self._set_state("idle")
+            elif isinstance(timeout, int | float) and 0 < timeout <= 60:
                 self._listen_until = time.monotonic() + float(timeout)
                 await self._set_state("listening")
             else:
@@ -401,12 +405,12 @@ class SatelliteCoordinator:
             if time.monotonic() > self._listen_until:
                 self._listen_until = None
                 await self._set_state("idle")
-            elif speech:
+            elif speech and not self._player.busy:
+                # (Not while playing: on a real device the mic hears the reply.)
                 self._listen_until = None
                 await self._start_streaming(None, end - len(samples) + onset)
                 return
         elif self._always_listening and speech and not self._player.busy:
-            # Not while playing: on a real device the mic hears the response.
             await self._start_streaming(None, end - len(samples) + onset)
             return
         # Inference runs off the event loop so playback blocks keep flowing.

@@ -301,6 +301,37 @@ async def test_each_addition_restarts_the_silence_timer() -> None:
     assert [r.agent_text for r in await dialog.silence(0.1)] == ["one two"]
 
 
+async def test_speech_coming_in_holds_the_silence_timer() -> None:
+    dialog = Dialog()
+    await _open_query(dialog)
+    await dialog.says("turn off the lights", at="query/append")
+    await dialog.silence(2.0)
+
+    dialog.router.hold_timer()  # the satellite streams the next sentence
+    assert await dialog.silence(10.0) == []
+    await dialog.says("in the attic", at="query/append")
+    dialog.router.resume_timer()  # already running again: not restarted
+
+    assert await dialog.silence(2.999) == []
+    assert [r.agent_text for r in await dialog.silence(0.001)] == [
+        "turn off the lights in the attic"
+    ]
+
+
+async def test_a_request_without_words_resumes_the_silence_timer() -> None:
+    dialog = Dialog()
+    await _open_query(dialog)
+    await dialog.says("turn off the lights", at="query/append")
+    dialog.router.hold_timer()
+    await dialog.says("[BLANK_AUDIO]", at="query/none")
+    dialog.router.resume_timer()
+
+    assert await dialog.silence(2.999) == []
+    assert [r.agent_text for r in await dialog.silence(0.001)] == [
+        "turn off the lights"
+    ]
+
+
 async def test_an_empty_query_closes_quietly_on_silence() -> None:
     dialog = Dialog()
     await _open_query(dialog)

@@ -191,6 +191,24 @@ async def test_listen_now_streams_speech_without_a_wake_word(tmp_path: Path) -> 
     assert "time" in speech.transcribe(audio).lower()
 
 
+async def test_listen_timeout_zero_closes_the_window(tmp_path: Path) -> None:
+    pcm = speech.pad(speech.speak("What time is it in the kitchen?"), 1.5, 1.0)
+    wav = speech.write_wav(tmp_path / "mic.wav", pcm)
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await run_satellite(client)
+        await client.write_event(Event("voicestack-listen", {"timeout": 30}))
+        await client.write_event(Event("voicestack-listen", {"timeout": 0}))
+        # The mic file plays in real time from run-satellite: wait it out.
+        await asyncio.sleep(speech.seconds(pcm) + 0.5)
+        await client.write_event(Event("ping", {"text": "after"}))
+        _, seen = await read_until(client, "pong", 5)
+
+    assert "run-pipeline" not in [e.type for e in seen]
+
+
 async def test_listen_now_times_out_on_silence(tmp_path: Path) -> None:
     wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(3.0))
     hooks = tmp_path / "hooks.jsonl"

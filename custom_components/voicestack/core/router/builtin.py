@@ -506,6 +506,20 @@ class VoiceRouter:
 
         return await self.router.perform("submit", submit)
 
+    def hold_timer(self) -> None:
+        """Speech is coming in (the satellite streams a request): no timer fires.
+
+        A query's silence timer counts from the last transcript; without this,
+        a long sentence still being said or transcribed would split the query.
+        """
+        self.router.top.stop_timer()
+
+    def resume_timer(self) -> None:
+        """The request is over: the top frame's timer starts afresh if it waits."""
+        top = self.router.top
+        if not top.timer_pending:
+            top.restart_timer()
+
     async def set_listen_mode(self, mode: ListenMode) -> Decision:
         """Switch the listen mode without touching the frames."""
         return await self.router.perform(

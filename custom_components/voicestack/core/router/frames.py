@@ -196,6 +196,11 @@ class Frame:
                 self.timeout_s, self, self.timer_name, self.on_timeout
             )
 
+    @property
+    def timer_pending(self) -> bool:
+        """The timer is running (not stopped, not fired)."""
+        return self._timer is not None
+
     def stop_timer(self) -> None:
         """Call off a pending timer."""
         if self._timer is not None:

@@ -92,10 +92,11 @@ DEFAULT_PHRASES: Final[Mapping[str, tuple[str, ...]]] = {
     "base.switch_voice": ("switch voice", "change voice", "change your voice"),
     "base.wake": ("okay nabu", "ok nabu", "hey nabu", "hey jarvis"),
     "query.submit": ("go", "done", "send", "send it"),
-    # Whisper often hears "end dictation" as one word.
+    # Whisper often hears "end dictation" as one word, or as "and dictation".
     "dictation.exit": (
         "end dictation",
         "endictation",
+        "and dictation",
         "stop dictation",
         "finish dictation",
     ),
