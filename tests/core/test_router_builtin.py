@@ -818,3 +818,16 @@ async def test_the_voice_router_is_a_routing_hook() -> None:
         "Dictation started.",
         True,
     )
+
+
+async def test_starting_an_open_frame_brings_it_up_instead_of_stacking() -> None:
+    dialog = Dialog()
+    await dialog.router.start("dictation")
+    await dialog.says("first words", at="dictation/append")
+    await dialog.router.start("inventory")
+
+    decision = await dialog.router.start("dictation")
+
+    assert decision.stack == ("base", "dictation")
+    assert decision.reason == "dictation already open, now on top"
+    assert dialog.router.state().gathered_chars == len("first words")

@@ -36,7 +36,7 @@ def test_submission_lines() -> None:
     assert LIST.lines() == ("milk", "eggs")
     assert LIST.as_dict() == {
         "frame": "inventory",
-        "text": "milk eggs",
+        "text": "milk, eggs",
         "items": ["milk", "eggs"],
         "as_list": True,
         "reason": "said 'save'",

@@ -169,3 +169,14 @@ async def test_a_custom_vocabulary_drives_the_frames() -> None:
 
     await dialog.says("go", at="query/append")
     await dialog.says("send it now", at="query/submit", agent="lights on go")
+
+
+def test_a_bad_shortcut_line_does_not_hide_other_problems() -> None:
+    with pytest.raises(VocabularyError) as caught:
+        Vocabulary({"confirm.yes": "go"}, "lights off\ngo = script.go")
+
+    assert [problem.code for problem in caught.value.problems] == [
+        "bad_shortcut_line",
+        "claimed_twice",
+        "claimed_twice",
+    ]

@@ -462,26 +462,34 @@ class VoiceRouter:
                 return Outcome(
                     speak=switched.speak, reason=f"closed {closed}; {switched.reason}"
                 )
-            on_stack = [frame for frame in self.router.stack if frame.name == mode]
-            if on_stack:
-                above = self.router.stack[self.router.stack.index(on_stack[-1]) + 1 :]
-                if above:
-                    self.router.pop(above[0])
-                return Outcome(reason=f"{mode} on top")
-            return await self.base.start(mode)
+            return await self._bring_up(mode)
 
         return await self.router.perform(f"select {mode}", select)
+
+    async def _bring_up(self, kind: str, target: Target | None = None) -> Outcome:
+        """An open frame of ``kind`` comes to the top (as it is); else one opens.
+
+        Starting dictation while dictating must not stack a second dictation.
+        """
+        on_stack = [frame for frame in self.router.stack if frame.name == kind]
+        if not on_stack:
+            return await self.base.start(kind, target)
+        above = self.router.stack[self.router.stack.index(on_stack[-1]) + 1 :]
+        if above:
+            self.router.pop(above[0])
+        return Outcome(reason=f"{kind} already open, now on top")
 
     async def start(self, kind: str, target: Target | None = None) -> Decision:
         """Open a frame on top (``voicestack.start_dictation`` etc.).
 
         ``kind``: ``query``, ``dictation``, ``inventory`` (optionally submitting to
-        ``target``) or ``voice_picker``.
+        ``target``) or ``voice_picker``. A frame of that kind already open comes
+        to the top instead, keeping its content and target.
         """
         if kind not in (*_GATHERING, "voice_picker"):
             raise ValueError(f"cannot start {kind!r}")
         return await self.router.perform(
-            f"start {kind}", lambda: self.base.start(kind, target)
+            f"start {kind}", lambda: self._bring_up(kind, target)
         )
 
     async def abort(self) -> Decision:

@@ -75,8 +75,8 @@ class Submission:
 
     @property
     def text(self) -> str:
-        """The items as one text."""
-        return " ".join(self.items)
+        """The items as one text (a list's items separated by commas)."""
+        return (", " if self.as_list else " ").join(self.items)
 
     def lines(self) -> tuple[str, ...]:
         """One line per item for a list, one line of text otherwise."""

@@ -156,8 +156,18 @@ def parse_shortcuts(value: str | Mapping[str, str]) -> dict[str, str]:
 
     Raises ``VocabularyError`` for a line without ``=``.
     """
+    shortcuts, problems = _read_shortcuts(value)
+    if problems:
+        raise VocabularyError(problems)
+    return shortcuts
+
+
+def _read_shortcuts(
+    value: str | Mapping[str, str],
+) -> tuple[dict[str, str], list[Problem]]:
+    """The shortcuts that parse, and a problem per line that does not."""
     if not isinstance(value, str):
-        return {phrase.strip(): action.strip() for phrase, action in value.items()}
+        return {p.strip(): a.strip() for p, a in value.items()}, []
     shortcuts: dict[str, str] = {}
     problems: list[Problem] = []
     for number, line in enumerate(value.splitlines(), start=1):
@@ -174,9 +184,7 @@ def parse_shortcuts(value: str | Mapping[str, str]) -> dict[str, str]:
             )
             continue
         shortcuts[phrase.strip()] = action.strip()
-    if problems:
-        raise VocabularyError(problems)
-    return shortcuts
+    return shortcuts, problems
 
 
 class _Claims:
@@ -314,7 +322,9 @@ class Vocabulary:
             for key, value in (phrases or {}).items()
             if key in _ENTRY
         )
-        parsed = parse_shortcuts(shortcuts or {})
+        # A bad line must not hide the other problems: check the rest anyway.
+        parsed, unparsed = _read_shortcuts(shortcuts or {})
+        problems.extend(unparsed)
         problems.extend(_validate(merged, parsed))
         if problems:
             raise VocabularyError(problems)
