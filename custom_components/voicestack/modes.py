@@ -22,6 +22,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from homeassistant.components import conversation
 from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
 from homeassistant.components.tts.helper import get_engine_instance
 from homeassistant.core import Context, HomeAssistant
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 SHORTCUT_DONE = "Done."
+_BUILT_IN_AGENTS = frozenset(
+    {None, conversation.HOME_ASSISTANT_AGENT, conversation.OLD_HOME_ASSISTANT_AGENT}
+)
 
 
 def router_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,6 +167,7 @@ class VoiceModes:
             list_voices=self._list_voices,
             set_voice=self._set_voice,
             set_listen_mode=self._send_listen_mode,
+            classify=self._classify,
         )
 
     def _target(self, destination: str) -> Target:
@@ -235,6 +240,29 @@ class VoiceModes:
             for voice in voices
             if voice.voice_id != current
         ]
+
+    async def _classify(self, prompt: str, labels: tuple[str, ...]) -> str:
+        """Ask the pipeline's agent (an LLM) to pick one of ``labels``.
+
+        Home Assistant's built-in agent only knows its sentences: asking it
+        would just cost time, so it is not asked (the rule falls back).
+        """
+        satellite = self.hub.satellite
+        if satellite is None:
+            raise RuntimeError("the satellite entity is not ready")
+        pipeline = satellite.pipeline()
+        if pipeline.conversation_engine in _BUILT_IN_AGENTS:
+            raise RuntimeError("the built-in agent cannot classify")
+        result = await conversation.async_converse(
+            self.hass,
+            text=prompt,
+            conversation_id=None,
+            context=self._context(),
+            language=pipeline.conversation_language,
+            agent_id=pipeline.conversation_engine,
+            device_id=self._device_id(),
+        )
+        return str(result.response.speech.get("plain", {}).get("speech", ""))
 
     async def _set_voice(self, voice: Voice) -> None:
         self.hub.set_voice(voice.voice_id)

@@ -9,6 +9,7 @@ hooks, so a test reads like the conversation it checks::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import EllipsisType
@@ -62,6 +63,9 @@ class Glue:
     shortcuts_run: list[str] = field(default_factory=list)
     voices_set: list[Voice] = field(default_factory=list)
     listen_modes: list[ListenMode] = field(default_factory=list)
+    # What the (LLM) agent answers when asked to classify: text → label.
+    readings: dict[str, str] | None = None
+    prompts: list[str] = field(default_factory=list)
 
     async def run_shortcut(self, action_id: str) -> str | None:
         """A script ran."""
@@ -79,6 +83,15 @@ class Glue:
     async def set_listen_mode(self, mode: ListenMode) -> None:
         """The satellite was told."""
         self.listen_modes.append(mode)
+
+    async def classify(self, prompt: str, labels: tuple[str, ...]) -> str:
+        """The agent reads the answer at the end of the prompt's first line."""
+        self.prompts.append(prompt)
+        assert self.readings is not None
+        answer = prompt.splitlines()[0].rpartition(": ")[2]
+        if answer == "stall":
+            await asyncio.sleep(3600)
+        return self.readings.get(answer, "I am not sure")
 
 
 class Dialog:
@@ -111,6 +124,7 @@ class Dialog:
                 list_voices=self.glue.list_voices,
                 set_voice=self.glue.set_voice,
                 set_listen_mode=self.glue.set_listen_mode,
+                classify=self.glue.classify if self.glue.readings else None,
             ),
             clock=self.clock,
             emit=self._emit,

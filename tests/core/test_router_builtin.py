@@ -6,6 +6,8 @@ stack looks like afterwards, what is spoken and what goes to the agent.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from custom_components.voicestack.core.router import (
@@ -641,6 +643,52 @@ async def test_a_sensitive_request_waits_for_yes() -> None:
     await dialog.says(
         "Yes.", at="confirm/yes", stack="base", agent="Unlock the front door."
     )
+
+
+async def test_the_agent_reads_answers_that_are_not_word_for_word() -> None:
+    glue = Glue(readings={"sure, go ahead": "yes", "absolutely not": "No."})
+    touches = {"unlock the front door": ["lock.front_door"]}
+    dialog = guarded_dialog(touches, glue=glue)
+
+    await dialog.says("unlock the front door", stack="base > confirm")
+    declined = await dialog.says(
+        "absolutely not", at="confirm/understood", stack="base", agent=None
+    )
+    await dialog.says("unlock the front door", stack="base > confirm")
+    await dialog.says(
+        "sure, go ahead",
+        at="confirm/understood",
+        stack="base",
+        agent="unlock the front door",
+    )
+
+    assert "'no'" in declined.reason
+    assert glue.prompts[0].startswith(
+        "Someone was asked a yes-or-no question and answered: absolutely not"
+    )
+    assert "yes, no, unclear" in glue.prompts[0]
+
+
+async def test_an_unclear_or_slow_reading_never_confirms() -> None:
+    glue = Glue(readings={"maybe later": "unclear"})
+    dialog = guarded_dialog({"open the garage": ["cover.garage_door"]}, glue=glue)
+    await dialog.says("open the garage", stack="base > confirm")
+
+    await dialog.says(
+        "maybe later", at="confirm/reprompt", speak="Please say yes or no."
+    )
+    await dialog.says("whatever you think", at="confirm/reprompt")
+    stalled = asyncio.create_task(dialog.router.dispatch("stall"))
+    await asyncio.sleep(0)
+    dialog.clock.advance(4.0)
+    decision = await stalled
+
+    assert (decision.frame, decision.rule, decision.agent_text) == (
+        "confirm",
+        "reprompt",
+        None,
+    )
+    assert dialog.stack == "base > confirm"
 
 
 async def test_no_discards_the_sensitive_request() -> None:

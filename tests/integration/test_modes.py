@@ -18,8 +18,13 @@ from datetime import datetime
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import (
+    async_get_pipeline,
+    async_update_pipeline,
+)
 from homeassistant.components.homeassistant.exposed_entities import (
     async_expose_entity,
 )
@@ -28,7 +33,7 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import device_registry as dr, intent
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -555,6 +560,59 @@ async def test_unlocking_asks_first_and_only_yes_sends_it(
     assert confirmed.stack == ("base",)
     # Nothing here runs the agent: the voice loop does, with agent_text.
     assert hass.states.get(FRONT_DOOR).state == "locked"
+
+
+class ReadingAgent(conversation.AbstractConversationAgent):
+    """Stands in for an LLM agent (none runs here): reads yes-or-no answers."""
+
+    def __init__(self) -> None:
+        """Nothing asked yet."""
+        self.texts: list[str] = []
+
+    @property
+    def supported_languages(self) -> list[str] | Literal["*"]:
+        """Any language."""
+        return "*"
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        """Read "sure, go ahead" as yes; anything else is unclear."""
+        self.texts.append(user_input.text)
+        response = intent.IntentResponse(language=user_input.language)
+        response.async_set_speech(
+            "Yes." if "sure, go ahead" in user_input.text else "unclear"
+        )
+        return conversation.ConversationResult(
+            response=response, conversation_id=user_input.conversation_id
+        )
+
+
+@pytest.mark.usefixtures("home")
+async def test_an_llm_agent_reads_answers_that_are_not_word_for_word(
+    hass: HomeAssistant, start: Start
+) -> None:
+    assert await async_setup_component(hass, "assist_pipeline", {})
+    agent = ReadingAgent()
+    agent_entry = MockConfigEntry(domain="test")
+    agent_entry.add_to_hass(hass)
+    conversation.async_set_agent(hass, agent_entry, agent)
+    await async_update_pipeline(
+        hass, async_get_pipeline(hass), conversation_engine=agent_entry.entry_id
+    )
+    sat = await start()
+
+    await sat.say("unlock the front door")
+    unclear = await sat.say("let me think")
+    confirmed = await sat.say("sure, go ahead")
+
+    assert (unclear.rule, unclear.stack) == ("reprompt", ("base", "confirm"))
+    assert (confirmed.frame, confirmed.rule) == ("confirm", "understood")
+    assert confirmed.agent_text == "unlock the front door"
+    assert agent.texts[1].startswith(
+        "Someone was asked a yes-or-no question and answered: sure, go ahead"
+    )
+    conversation.async_unset_agent(hass, agent_entry)
 
 
 @pytest.mark.usefixtures("home")

@@ -106,7 +106,7 @@ class FrameKit:
         self._plans: dict[str, Plan] = {
             kind: frame.build_plan(vocabulary) for kind, frame in _GATHERING.items()
         }
-        self._confirm_plan = ConfirmFrame.build_plan(vocabulary)
+        self._confirm_plan = ConfirmFrame.build_plan(vocabulary, hooks.classify)
         self._picker_cancel = VoicePickerFrame.cancel_rules(vocabulary)
         self._base_plans = {
             mode: BaseFrame.build_plan(vocabulary, mode, extra_rules)

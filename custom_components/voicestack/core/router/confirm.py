@@ -14,16 +14,33 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 import inspect
+from typing import Final
 
 from .frames import Frame, Plan
 from .replies import Replies
-from .rules import ActionResult, CatchAllRule, Hit, Outcome, frame_action, phrase_rules
+from .rules import (
+    ActionResult,
+    CatchAllRule,
+    ClassifierRule,
+    Classify,
+    Hit,
+    Outcome,
+    Rule,
+    frame_action,
+    phrase_rules,
+)
 from .targets import Submission, Target
 from .vocabulary import Vocabulary
 
 __all__ = ["ConfirmFrame", "Deliverer", "PendingAction"]
 
 type PendingAction = Callable[[], ActionResult | Awaitable[ActionResult]]
+
+CONFIRM_PROMPT: Final = (
+    "Someone was asked a yes-or-no question and answered: {text}\n"
+    "Does the answer mean yes or no? Reply with exactly one of: {labels}."
+)
+CLASSIFY_TIMEOUT_S: Final = 4.0
 
 
 class ConfirmFrame(Frame):
@@ -45,8 +62,29 @@ class ConfirmFrame(Frame):
         self.replies = replies
 
     @staticmethod
-    def build_plan(vocabulary: Vocabulary) -> Plan:
-        """yes, no, cancel, then a reprompt for anything else."""
+    def build_plan(vocabulary: Vocabulary, classify: Classify | None = None) -> Plan:
+        """yes, no, cancel, the agent's reading of other answers, then a reprompt.
+
+        With ``classify`` (the pipeline's LLM agent), "sure, go ahead" or
+        "absolutely not" count too. Its fallback is "unclear": a slow, failing or
+        evasive classifier reprompts, it never confirms.
+        """
+        understood: list[Rule] = []
+        if classify is not None:
+            understood.append(
+                ClassifierRule(
+                    "understood",
+                    classify,
+                    {
+                        "yes": frame_action(ConfirmFrame.on_yes_said),
+                        "no": frame_action(ConfirmFrame.on_no_said),
+                        "unclear": None,
+                    },
+                    prompt=CONFIRM_PROMPT,
+                    timeout_s=CLASSIFY_TIMEOUT_S,
+                    fallback="unclear",
+                )
+            )
         return Plan(
             [
                 *phrase_rules(
@@ -64,6 +102,7 @@ class ConfirmFrame(Frame):
                     vocabulary["common.cancel"],
                     frame_action(ConfirmFrame.on_no_said),
                 ),
+                *understood,
                 CatchAllRule("reprompt", frame_action(ConfirmFrame.on_other)),
             ]
         )

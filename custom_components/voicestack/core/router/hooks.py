@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .rules import Classify
 from .targets import AgentTarget, Target
 
 __all__ = [
@@ -62,6 +63,9 @@ class Hooks:
     list_voices: VoiceLister | None = None
     set_voice: VoiceSetter | None = None
     set_listen_mode: ListenModeSetter | None = None
+    # Asks the pipeline's (LLM) agent to pick a label: answers the confirm frame
+    # does not know word for word ("sure, go ahead").
+    classify: Classify | None = None
 
     def target(self, frame: str) -> Target:
         """Where frame ``frame`` submits."""
