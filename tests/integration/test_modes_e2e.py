@@ -23,7 +23,7 @@ from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.components.homeassistant.exposed_entities import (
     async_expose_entity,
 )
-from homeassistant.const import STATE_LOCKED, STATE_UNLOCKED
+from homeassistant.const import STATE_LOCKED, STATE_OFF, STATE_ON, STATE_UNLOCKED
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
@@ -33,7 +33,13 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from custom_components.voicestack.hub import SatelliteHub
 from tests import servers, speech
-from tests.integration.assist import add_voicestack, set_up_assist, wait_for, words
+from tests.integration.assist import (
+    LIGHT,
+    add_voicestack,
+    set_up_assist,
+    wait_for,
+    words,
+)
 from tests.live_mic import LiveMic
 from tests.satellite.harness import satellite
 
@@ -276,3 +282,33 @@ async def test_unlocking_the_front_door_needs_a_spoken_yes(
     assert words(cancelled) == ["cancelled"]
     assert words(again) == words(question)
     assert words(done)[-1] == "locked"  # "Unlocked" (whisper: "I'm locked")
+
+
+async def test_always_listening_acts_only_after_a_wake_phrase(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    stack: AsyncExitStack,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    options = {
+        "listen_mode": "always_listening",
+        # A word whisper hears reliably (it makes "Okay Nabu" "Okay, now, Boo").
+        "vocabulary": {"base.wake": "computer"},
+    }
+    dialog = await _dialog(hass, stack, tmp_path, options)
+
+    chatter = await dialog.answer("The weather is nice today.")
+    assert hass.states.get(LIGHT).state == STATE_OFF
+    woken = await dialog.answer("Computer, turn on the kitchen light.")
+    # The query submits after 3 s of silence; the agent switches the light.
+    await wait_for(lambda: hass.states.get(LIGHT).state == STATE_ON, 15, "the light on")
+
+    assert chatter.data["rule"] == "ignored"
+    assert not chatter.data["sent_to_agent"]
+    assert chatter.data["wake_word"] is None
+    assert (woken.data["frame"], woken.data["rule"]) == ("base", "wake")
+    assert woken.data["wake_word"] is None
+    assert dialog.hub.modes is not None
+    assert dialog.hub.modes.router.mode == "always_listening"
