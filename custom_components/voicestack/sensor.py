@@ -20,6 +20,7 @@ from homeassistant.helpers.typing import StateType
 from .core.announce import MetricsSnapshot
 from .entity import VoiceStackEntity
 from .hub import SatelliteHub, VoiceStackConfigEntry
+from .modes import VoiceModes
 
 PARALLEL_UPDATES = 0
 
@@ -115,8 +116,7 @@ async def async_setup_entry(
     async_add_entities(
         [
             *(AnnouncementMetric(hub, d) for d in METRICS),
-            GatheredTextSensor(hub),
-            DeferredQueueSensor(hub),
+            *(ModesSensor(hub, d) for d in MODE_SENSORS),
         ]
     )
 
@@ -154,50 +154,57 @@ class AnnouncementMetric(VoiceStackEntity, SensorEntity):
         return {str(r): n for r, n in self.hub.announcer.snapshot().dropped.items()}
 
 
-class GatheredTextSensor(VoiceStackEntity, SensorEntity):
-    """How many characters the open query, dictation or inventory holds.
+@dataclass(frozen=True, kw_only=True)
+class ModesDescription(SensorEntityDescription):
+    """A sensor reading one figure of the satellite's voice modes."""
 
-    0 when none is open. A dashboard can show dictation progress; an automation
-    can warn before a long dictation is lost to a cancel.
-    """
+    value: Callable[[VoiceModes], int]
 
-    entity_description = SensorEntityDescription(
+
+MODE_SENSORS: tuple[ModesDescription, ...] = (
+    # Characters the open query, dictation or inventory holds (0: none open): a
+    # dashboard shows dictation progress, an automation can warn before a long
+    # dictation is lost to an abort.
+    ModesDescription(
         key="gathered_text",
         translation_key="gathered_text",
         state_class=SensorStateClass.MEASUREMENT,
-    )
-
-    @property
-    def available(self) -> bool:
-        """Frames stay open while the satellite is away."""
-        return self.hub.modes is not None
-
-    @property
-    def native_value(self) -> int | None:
-        """Characters gathered by the topmost gathering frame."""
-        return self.hub.modes.router.state().gathered_chars if self.hub.modes else None
-
-    @property
-    def extra_state_attributes(self) -> dict[str, str] | None:
-        """The mode the text belongs to."""
-        return {"mode": self.hub.modes.router.mode} if self.hub.modes else None
-
-
-class DeferredQueueSensor(VoiceStackEntity, SensorEntity):
-    """Entries waiting in the deferred queue (``voicestack.drain_queue`` empties it)."""
-
-    entity_description = SensorEntityDescription(
+        value=lambda modes: modes.router.state().gathered_chars,
+    ),
+    # Entries waiting in the deferred queue (``voicestack.drain_queue`` empties it).
+    ModesDescription(
         key="deferred_queue",
         translation_key="deferred_queue",
         state_class=SensorStateClass.MEASUREMENT,
-    )
+        value=lambda modes: len(modes.queue),
+    ),
+)
+
+
+class ModesSensor(VoiceStackEntity, SensorEntity):
+    """A voice-mode figure; kept in Home Assistant, so available while offline."""
+
+    entity_description: ModesDescription
+
+    def __init__(self, hub: SatelliteHub, description: ModesDescription) -> None:
+        """``description`` says which figure."""
+        self.entity_description = description
+        super().__init__(hub)
 
     @property
     def available(self) -> bool:
-        """The queue is kept in Home Assistant, satellite or not."""
+        """Frames stay open and the queue stays kept while the satellite is away."""
         return self.hub.modes is not None
 
     @property
     def native_value(self) -> int | None:
-        """Its length."""
-        return len(self.hub.modes.queue) if self.hub.modes else None
+        """The figure now."""
+        modes = self.hub.modes
+        return None if modes is None else self.entity_description.value(modes)
+
+    @property
+    def extra_state_attributes(self) -> dict[str, str] | None:
+        """The mode the gathered text belongs to."""
+        if self.entity_description.key != "gathered_text" or self.hub.modes is None:
+            return None
+        return {"mode": self.hub.modes.router.mode}

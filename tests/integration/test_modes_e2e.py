@@ -16,27 +16,23 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from homeassistant.components import conversation
-from homeassistant.components.assist_pipeline import async_update_pipeline
-from homeassistant.components.homeassistant.exposed_entities import (
-    async_expose_entity,
-)
+from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.const import STATE_LOCKED, STATE_OFF, STATE_ON, STATE_UNLOCKED
 from homeassistant.core import Event, HomeAssistant
-from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from custom_components.voicestack.hub import SatelliteHub
 from tests import servers, speech
+from tests.integration.agents import use_agent
 from tests.integration.assist import (
+    FRONT_DOOR,
     LIGHT,
     add_voicestack,
     set_up_assist,
+    set_up_front_door,
     wait_for,
     words,
 )
@@ -46,7 +42,6 @@ from tests.satellite.harness import satellite
 pytestmark = pytest.mark.e2e
 
 TURN_TIMEOUT_S = 30.0
-LOCK = "lock.front_door"
 
 
 @dataclass(slots=True)
@@ -97,30 +92,6 @@ class Dialog:
         return [speech.transcribe(speech.read_wav_pcm(path)) for path in played]
 
 
-class RecordingAgent(conversation.AbstractConversationAgent):
-    """Records what reaches it; shortcuts must never get here."""
-
-    def __init__(self) -> None:
-        """Nothing seen yet."""
-        self.texts: list[str] = []
-
-    @property
-    def supported_languages(self) -> list[str] | Literal["*"]:
-        """Any language."""
-        return "*"
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        """Answer briefly."""
-        self.texts.append(user_input.text)
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech("Okay.")
-        return conversation.ConversationResult(
-            response=response, conversation_id=user_input.conversation_id
-        )
-
-
 async def _dialog(
     hass: HomeAssistant,
     stack: AsyncExitStack,
@@ -146,14 +117,21 @@ async def stack() -> AsyncIterator[AsyncExitStack]:
         yield exit_stack
 
 
-async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
+@pytest.fixture
+async def pipeline(
     hass: HomeAssistant,
     tmp_path: Path,
     stack: AsyncExitStack,
     piper: servers.Server,
     whisper: servers.Server,
+) -> Pipeline:
+    """Whisper, Piper, the kitchen light and a preferred pipeline of them."""
+    return await set_up_assist(hass, stack, tmp_path, piper, whisper)
+
+
+async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
     dialog = await _dialog(hass, stack, tmp_path)
 
     started = await dialog.wake_and_say("Start dictation.")
@@ -182,21 +160,10 @@ async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
 
 
 async def test_a_shortcut_runs_its_script_without_the_agent(
-    hass: HomeAssistant,
-    tmp_path: Path,
-    stack: AsyncExitStack,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
-    pipeline = await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    agent = RecordingAgent()
-    agent_entry = MockConfigEntry(domain="test")
-    agent_entry.add_to_hass(hass)
-    conversation.async_set_agent(hass, agent_entry, agent)
-    stack.callback(conversation.async_unset_agent, hass, agent_entry)
-    await async_update_pipeline(
-        hass, pipeline, conversation_engine=agent_entry.entry_id
-    )
+    # Records what reaches it: a shortcut must never get there.
+    agent = await use_agent(hass, stack, pipeline, lambda _input: ("Okay.", False))
     runs: list[Event] = []
     stack.callback(hass.bus.async_listen("good_night_ran", runs.append))
     assert await async_setup_component(
@@ -217,54 +184,18 @@ async def test_a_shortcut_runs_its_script_without_the_agent(
     assert [words(reply) for reply in dialog.replies()] == [["done"]]
 
 
-async def _set_up_front_door(hass: HomeAssistant) -> list[Event]:
-    """``lock.front_door`` ("Front door"), exposed to Assist; its unlock events.
-
-    An optimistic template lock: unlocking fires ``front_door_unlocked``. Locks
-    are not exposed to Assist by default; a user who unlocks by voice exposes them.
-    """
-    unlocks: list[Event] = []
-    hass.bus.async_listen("front_door_unlocked", unlocks.append)
-    assert await async_setup_component(
-        hass,
-        "lock",
-        {
-            "lock": [
-                {
-                    "platform": "template",
-                    "name": "Front door",
-                    "unique_id": "front_door",
-                    "value_template": "{{ true }}",
-                    "optimistic": True,
-                    "lock": {"event": "front_door_locked"},
-                    "unlock": {"event": "front_door_unlocked"},
-                }
-            ]
-        },
-    )
-    await hass.async_block_till_done()
-    async_expose_entity(hass, conversation.DOMAIN, LOCK, True)
-    assert hass.states.get(LOCK).state == STATE_LOCKED
-    return unlocks
-
-
 async def test_unlocking_the_front_door_needs_a_spoken_yes(
-    hass: HomeAssistant,
-    tmp_path: Path,
-    stack: AsyncExitStack,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    unlocks = await _set_up_front_door(hass)
+    unlocks = await set_up_front_door(hass)
     dialog = await _dialog(hass, stack, tmp_path)
 
     asked = await dialog.wake_and_say("Please unlock the front door.")
-    assert hass.states.get(LOCK).state == STATE_LOCKED, dialog.heard()
+    assert hass.states.get(FRONT_DOOR).state == STATE_LOCKED, dialog.heard()
     # A lone "No." from Piper never reaches pymicro-vad's speech threshold (see
     # "Known limits" in docs/modes.md); "no thanks" is a default no phrase.
     refused = await dialog.answer("No, thanks.")
-    assert hass.states.get(LOCK).state == STATE_LOCKED
+    assert hass.states.get(FRONT_DOOR).state == STATE_LOCKED
     assert unlocks == []
     await dialog.wake_and_say("Please unlock the front door.")
     confirmed = await dialog.answer("Yes.")
@@ -275,7 +206,7 @@ async def test_unlocking_the_front_door_needs_a_spoken_yes(
     assert (refused.data["frame"], refused.data["rule"]) == ("confirm", "no")
     assert (confirmed.data["frame"], confirmed.data["rule"]) == ("confirm", "yes")
     assert confirmed.data["sent_to_agent"]
-    assert hass.states.get(LOCK).state == STATE_UNLOCKED
+    assert hass.states.get(FRONT_DOOR).state == STATE_UNLOCKED
     assert len(unlocks) == 1
     question, cancelled, again, done = dialog.replies()
     assert words(question) == words("Should I unlock the front door? Say yes or no.")
@@ -285,13 +216,8 @@ async def test_unlocking_the_front_door_needs_a_spoken_yes(
 
 
 async def test_always_listening_acts_only_after_a_wake_phrase(
-    hass: HomeAssistant,
-    tmp_path: Path,
-    stack: AsyncExitStack,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
     options = {
         "listen_mode": "always_listening",
         # A word whisper hears reliably (it makes "Okay Nabu" "Okay, now, Boo").

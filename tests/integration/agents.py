@@ -1,0 +1,66 @@
+"""A scripted conversation agent: stands in for an LLM agent (none can run here).
+
+It is the only fake in the tests that use it; satellite, Home Assistant, whisper
+and Piper stay real. ``reply`` decides the answer (and whether it asks back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import Literal
+
+from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import Pipeline, async_update_pipeline
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import intent
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+# The agent's answer to a request, and whether it expects an answer back.
+type Reply = Callable[[conversation.ConversationInput], tuple[str, bool]]
+
+
+class ScriptedAgent(conversation.AbstractConversationAgent):
+    """Answers with ``reply``; records every input."""
+
+    def __init__(self, reply: Reply) -> None:
+        """No requests seen yet."""
+        self.reply = reply
+        self.inputs: list[conversation.ConversationInput] = []
+
+    @property
+    def texts(self) -> list[str]:
+        """What reached the agent, in order."""
+        return [user_input.text for user_input in self.inputs]
+
+    @property
+    def supported_languages(self) -> list[str] | Literal["*"]:
+        """Any language."""
+        return "*"
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        """Record, then answer as scripted."""
+        self.inputs.append(user_input)
+        speech, ask_back = self.reply(user_input)
+        response = intent.IntentResponse(language=user_input.language)
+        response.async_set_speech(speech)
+        return conversation.ConversationResult(
+            response=response,
+            conversation_id=user_input.conversation_id,
+            continue_conversation=ask_back,
+        )
+
+
+async def use_agent(
+    hass: HomeAssistant, stack: AsyncExitStack, pipeline: Pipeline, reply: Reply
+) -> ScriptedAgent:
+    """Make a scripted agent ``pipeline``'s agent until ``stack`` closes."""
+    agent = ScriptedAgent(reply)
+    entry = MockConfigEntry(domain="test")
+    entry.add_to_hass(hass)
+    conversation.async_set_agent(hass, entry, agent)
+    stack.callback(conversation.async_unset_agent, hass, entry)
+    await async_update_pipeline(hass, pipeline, conversation_engine=entry.entry_id)
+    return agent
