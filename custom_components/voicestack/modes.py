@@ -46,6 +46,7 @@ from .core.router import (
     VoiceRouter,
 )
 from .core.router.config import ROUTER_OPTIONS, RouterConfig
+from .core.router.rules import ClassifierUnavailableError
 from .core.routing import Route
 from .deferred_queue import DeferredQueueStore
 from .recognize import EntityResolver
@@ -249,10 +250,10 @@ class VoiceModes:
         """
         satellite = self.hub.satellite
         if satellite is None:
-            raise RuntimeError("the satellite entity is not ready")
+            raise ClassifierUnavailableError("the satellite entity is not ready")
         pipeline = satellite.pipeline()
         if pipeline.conversation_engine in _BUILT_IN_AGENTS:
-            raise RuntimeError("the built-in agent cannot classify")
+            raise ClassifierUnavailableError("the built-in agent cannot classify")
         result = await conversation.async_converse(
             self.hass,
             text=prompt,

@@ -183,7 +183,7 @@ class SatelliteCoordinator:
             names = Detect.from_event(event).names or []
             _LOGGER.info("Active wake words: %s", self._wake.set_active(names))
         elif VoiceStopped.is_type(kind) or Transcript.is_type(kind):
-            if await self._stop_streaming():
+            if await self._stop_streaming() and not self._always_listening:
                 self._play_sound("done")
             await self._set_state("thinking")
         elif Synthesize.is_type(kind):
@@ -422,6 +422,7 @@ class SatelliteCoordinator:
 
     async def _on_wake(self, name: str, end: int) -> None:
         _LOGGER.info("Wake word %s at sample %s", name, end)
+        self._listen_until = None  # a new request: any listen window is used up
         await self._set_state("wake", name=name)
         if self._player.busy and self._settings.stop_on_wake:
             self._player.flush()

@@ -26,7 +26,10 @@ from custom_components.voicestack.core.router import (
     Plan,
     RegexRule,
 )
-from custom_components.voicestack.core.router.rules import phrase_rules
+from custom_components.voicestack.core.router.rules import (
+    ClassifierUnavailableError,
+    phrase_rules,
+)
 from custom_components.voicestack.core.routing import Route, Utterance, pass_through
 from tests.core.manual_clock import ManualClock
 
@@ -566,6 +569,19 @@ async def test_classifier_error_falls_back(caplog: pytest.LogCaptureFixture) -> 
         for s in map(str, decision.steps)
     )
     assert "Classifier of rule intent failed" in caplog.text
+
+
+async def test_an_unavailable_classifier_falls_back_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    classify = Classifier(error=ClassifierUnavailableError("no LLM agent"))
+    router, _ = make_router(classifier_frame(classify, fallback=None))
+
+    decision = await router.dispatch("dim the lights")
+
+    assert decision.rule == "rest"
+    assert any("no classifier: no LLM agent" in s for s in map(str, decision.steps))
+    assert "Classifier of rule" not in caplog.text
 
 
 async def test_classifier_gives_up_at_its_timeout_on_the_router_clock() -> None:

@@ -49,6 +49,7 @@ __all__ = [
     "CatchAllRule",
     "Classified",
     "ClassifierRule",
+    "ClassifierUnavailableError",
     "Classify",
     "ExactRule",
     "Hit",
@@ -336,6 +337,13 @@ class Classified(NamedTuple):
     why: str
 
 
+class ClassifierUnavailableError(Exception):
+    """Raised by ``classify`` when it cannot classify now (e.g. no LLM agent).
+
+    Not a failure: the rule falls back without a warning.
+    """
+
+
 DEFAULT_CLASSIFIER_PROMPT: Final = (
     "Classify the request with exactly one of these labels: {labels}. "
     "Answer with the label only.\nRequest: {text}"
@@ -439,7 +447,9 @@ class ClassifierRule(Rule):
             return None, f"no answer within {self.timeout_s:g} s"
         if task.cancelled():
             return None, "classifier cancelled"
-        if (error := task.exception()) is not None:
+        if isinstance(error := task.exception(), ClassifierUnavailableError):
+            return None, f"no classifier: {error}"
+        if error is not None:
             _LOGGER.warning("Classifier of rule %s failed: %r", self.name, error)
             return None, f"classifier failed: {error!r}"
         return str(task.result()), "answered"
