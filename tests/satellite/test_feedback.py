@@ -209,6 +209,34 @@ async def test_listen_timeout_zero_closes_the_window(tmp_path: Path) -> None:
     assert "run-pipeline" not in [e.type for e in seen]
 
 
+async def test_a_wake_word_uses_up_an_open_listen_window(tmp_path: Path) -> None:
+    # The window is open while an answer plays (speech then starts nothing); the
+    # wake word interrupts it and starts a request: the window is used up.
+    pcm = speech.pad(speech.speak(COMMAND), 0.5, 2.0)
+    pcm += speech.pad(speech.speak("What time is it?"), 0.0, 1.0)
+    wav = speech.write_wav(tmp_path / "mic.wav", pcm)
+    answer = speech.silence(4.0)
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav), "--no-sounds") as sat,
+        sat.connect() as client,
+    ):
+        await run_satellite(client)
+        await client.write_event(Event("voicestack-listen", {"timeout": 30}))
+        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        await client.write_event(
+            AudioChunk(rate=16000, width=2, channels=1, audio=answer).event()
+        )
+        await client.write_event(AudioStop().event())
+        run, _ = await read_until(client, "run-pipeline", 10)
+        await client.write_event(Event("transcript", {"text": "kitchen lights"}))
+        await asyncio.sleep(speech.seconds(pcm))  # the rest of the mic file
+        await client.write_event(Event("ping", {"text": "after"}))
+        _, seen = await read_until(client, "pong", 5)
+
+    assert run.data.get("wake_word_name") == "hey_jarvis"
+    assert "run-pipeline" not in [e.type for e in seen]
+
+
 async def test_listen_now_times_out_on_silence(tmp_path: Path) -> None:
     wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(3.0))
     hooks = tmp_path / "hooks.jsonl"
