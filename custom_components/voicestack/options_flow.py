@@ -40,7 +40,7 @@ from .core.router.vocabulary import (
     Problem,
     Vocabulary,
     VocabularyError,
-    parse_shortcuts,
+    read_shortcuts,
 )
 
 MENU: Final = ("announcements", "modes", "vocabulary", "shortcuts")
@@ -163,10 +163,7 @@ def _changed_entries(vocabulary: Vocabulary) -> dict[str, str]:
 
 def _unknown_scripts(hass: HomeAssistant, text: str) -> list[Problem]:
     """Shortcuts whose action is not an existing script."""
-    try:
-        shortcuts = parse_shortcuts(text)
-    except VocabularyError:
-        return []  # the bad lines are ``RouterConfig``'s problems
+    shortcuts, _bad_lines = read_shortcuts(text)  # those are RouterConfig's
     return [
         Problem(SHORTCUTS, f"{phrase!r}: no script {action!r}", "unknown_script")
         for phrase, action in shortcuts.items()

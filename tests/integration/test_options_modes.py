@@ -499,6 +499,18 @@ async def test_bad_shortcuts_are_rejected(
     assert shown(result) == {"shortcuts": text}
 
 
+async def test_a_bad_shortcut_line_does_not_hide_a_missing_script(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "shortcuts")
+    result = await submit(hass, form, {"shortcuts": "movie time\nparty = script.party"})
+
+    assert rejected(result, entry, KEPT)
+    problems = result["description_placeholders"]["problems"]
+    assert "line 1 needs 'phrase = action'" in problems
+    assert "'party': no script 'script.party'" in problems
+
+
 async def test_a_shortcut_clashing_with_a_saved_phrase_is_rejected(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "VocabularyError",
     "parse_phrases",
     "parse_shortcuts",
+    "read_shortcuts",
 ]
 
 SHORTCUTS: Final = "shortcuts"
@@ -156,13 +157,13 @@ def parse_shortcuts(value: str | Mapping[str, str]) -> dict[str, str]:
 
     Raises ``VocabularyError`` for a line without ``=``.
     """
-    shortcuts, problems = _read_shortcuts(value)
+    shortcuts, problems = read_shortcuts(value)
     if problems:
         raise VocabularyError(problems)
     return shortcuts
 
 
-def _read_shortcuts(
+def read_shortcuts(
     value: str | Mapping[str, str],
 ) -> tuple[dict[str, str], list[Problem]]:
     """The shortcuts that parse, and a problem per line that does not."""
@@ -323,7 +324,7 @@ class Vocabulary:
             if key in _ENTRY
         )
         # A bad line must not hide the other problems: check the rest anyway.
-        parsed, unparsed = _read_shortcuts(shortcuts or {})
+        parsed, unparsed = read_shortcuts(shortcuts or {})
         problems.extend(unparsed)
         problems.extend(_validate(merged, parsed))
         if problems:
