@@ -223,7 +223,7 @@ def hubs_for_entities(hass: HomeAssistant, entity_ids: list[str]) -> list[Satell
         ):
             raise ServiceValidationError(
                 translation_domain=DOMAIN,
-                translation_key="announce_not_a_satellite",
+                translation_key="not_a_satellite_entity",
                 translation_placeholders={"entity_id": entity_id},
             )
         hubs.append(entry.runtime_data)

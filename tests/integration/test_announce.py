@@ -187,7 +187,7 @@ async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
     [
         ({"message": ""}, "announce_empty_message"),
         ({"message": "x", "category": "gossip"}, "announce_unknown_category"),
-        ({"message": "x", "target": "light.kitchen"}, "announce_not_a_satellite"),
+        ({"message": "x", "target": "light.kitchen"}, "not_a_satellite_entity"),
     ],
 )
 async def test_bad_service_data_gets_a_translated_error(

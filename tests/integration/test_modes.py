@@ -436,7 +436,7 @@ async def test_actions_refuse_what_is_not_a_voicestack_satellite(
         await action(hass, "start_dictation", entity_id=entity_id)
 
     assert err.value.translation_domain == DOMAIN
-    assert err.value.translation_key == "announce_not_a_satellite"
+    assert err.value.translation_key == "not_a_satellite_entity"
     assert err.value.translation_placeholders == {"entity_id": entity_id}
     assert sat.state(MODE) == "wake_word"
 
