@@ -175,23 +175,20 @@ input_boolean:
     name: Living room lamp power
   fan_power:
     name: Fan power
-light:
-  - platform: template
-    lights:
-      kitchen:
+template:
+  - light:
+      - name: Kitchen light
         unique_id: demo_kitchen_light
-        friendly_name: Kitchen light
+        default_entity_id: light.kitchen
 {kitchen_light}
-      living_room_lamp:
+      - name: Living room lamp
         unique_id: demo_living_room_lamp
-        friendly_name: Living room lamp
+        default_entity_id: light.living_room_lamp
 {living_room_lamp}
-switch:
-  - platform: template
-    switches:
-      fan:
+    switch:
+      - name: Fan
         unique_id: demo_fan
-        friendly_name: Fan
+        default_entity_id: switch.fan
 {fan}
 intent_script:
   HouseReport:
@@ -227,7 +224,7 @@ def _switched_by(boolean: str) -> str:
     return "\n".join(
         f"        {line}"
         for line in (
-            f"value_template: \"{{{{ is_state('{target}', 'on') }}}}\"",
+            f"state: \"{{{{ is_state('{target}', 'on') }}}}\"",
             f"turn_on: {{action: input_boolean.turn_on, target: {{entity_id: {target}}}}}",
             f"turn_off: {{action: input_boolean.turn_off, target: {{entity_id: {target}}}}}",
         )
@@ -851,7 +848,7 @@ def _spawn(
     workdir.mkdir(parents=True, exist_ok=True)
     port = servers.free_port()
     args = [
-        sys.executable,
+        servers.engines_python(),
         "-m",
         "voicestack_satellite",
         "--name",

@@ -10,12 +10,31 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 import json
+import os
+from pathlib import Path
 import socket
 import subprocess
 import sys
 import time
 
 STARTUP_TIMEOUT_S = 60.0
+REPO = Path(__file__).resolve().parents[1]
+
+
+def engines_python() -> str:
+    """The interpreter that runs Wyoming servers and satellites as subprocesses.
+
+    They are programs of their own with their own ``wyoming``, as in a home (an
+    add-on, a Pi), so they run from .venv-engines (scripts/setup): no Home
+    Assistant version's pins can break them. ``VOICESTACK_ENGINES_PYTHON`` names
+    another; where .venv-engines cannot run (its Python 3.14 lives in the Debian
+    root, and the satellite's own tests run on the host) it is this interpreter.
+    """
+    named = os.environ.get("VOICESTACK_ENGINES_PYTHON")
+    if named:
+        return named
+    engines = REPO / ".venv-engines" / "bin" / "python"
+    return str(engines) if engines.resolve().exists() else sys.executable
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +110,7 @@ def piper_server() -> Iterator[Server]:
     port = free_port()
     with running(
         [
-            sys.executable,
+            engines_python(),
             "-m",
             "wyoming_piper",
             "--uri",
@@ -128,7 +147,7 @@ def whisper_server() -> Iterator[Server]:
     port = free_port()
     with running(
         [
-            sys.executable,
+            engines_python(),
             "-m",
             "wyoming_faster_whisper",
             "--uri",

@@ -60,6 +60,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     async_add_satellite(hass, entry, hub)
     hub.start()
     entry.async_on_unload(hub.stop)
+    entry.async_on_unload(hub.remove_issues)
     entry.async_on_unload(entry.add_update_listener(_options_updated))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True

@@ -9,6 +9,7 @@ events; metrics go to sensors, diagnostics and ``GET /api/voicestack/metrics``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from http import HTTPStatus
 import logging
@@ -36,9 +37,13 @@ from .core.announce import (
     AnnouncementEvent,
     AnnounceOptions,
     Announcer,
+    InterruptReason,
     Priority,
+    ReceiptStatus,
+    Status,
 )
 from .core.clock import LoopClock
+from .core.wav import Pcm
 from .hub import SatelliteHub, VoiceStackConfigEntry, hubs_for_entities
 
 _LOGGER = logging.getLogger(__name__)
@@ -167,6 +172,53 @@ def _announce(
         hub.prefetch(data["message"])
     _notify_all(hass)
     return {"announcements": [receipt.as_dict() for receipt in receipts]}
+
+
+async def async_announce_and_wait(
+    hass: HomeAssistant,
+    hub: SatelliteHub,
+    message: str,
+    *,
+    source: str,
+    preamble: Pcm | None = None,
+) -> str:
+    """Queue ``message`` like any announcement; return its fate once settled.
+
+    Home Assistant's ``assist_satellite.announce`` returns once the message has
+    been played. Here it waits its turn in the announcer (merged, prioritized,
+    counted) and returns when its message was finished, dropped or cut short
+    for good (a lost satellite says it again after reconnecting, so that is
+    not the end). ``preamble`` (the preannounce chime) is played first, in the
+    same turn of the Speaker.
+    """
+    settled: asyncio.Future[str] = hass.loop.create_future()
+    ids: set[str] = set()
+
+    @callback
+    def on_event(event: Event) -> None:
+        status, reason = event.data["status"], event.data.get("reason")
+        if settled.done() or not ids.intersection(event.data["ids"]):
+            return
+        if status in (Status.FINISHED, Status.DROPPED) or (
+            status == Status.INTERRUPTED and reason != InterruptReason.LOST
+        ):
+            settled.set_result(status)
+
+    unsubscribe = hass.bus.async_listen(EVENT_ANNOUNCEMENT, on_event)
+    try:
+        receipts = hass.data[DATA_ANNOUNCER].announce(
+            message, source=source, targets=[hub.satellite_id]
+        )
+        ids.update(receipt.id for receipt in receipts)
+        if any(r.status is not ReceiptStatus.QUEUED for r in receipts):
+            return str(receipts[0].status)
+        if preamble is not None:
+            hub.preambles.update(dict.fromkeys(ids, preamble))
+        return await settled
+    finally:
+        unsubscribe()
+        for item_id in ids:
+            hub.preambles.pop(item_id, None)
 
 
 def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:

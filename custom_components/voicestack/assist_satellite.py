@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 import logging
+from typing import Any
 
-from homeassistant.components import tts
+from homeassistant.components import intent, media_source, tts
 from homeassistant.components.assist_pipeline import (
+    OPTION_PREFERRED,
     Pipeline,
     PipelineEvent,
     PipelineEventType,
     async_get_pipeline,
+    async_get_pipelines,
+    vad,
 )
 from homeassistant.components.assist_satellite import (
     AssistSatelliteAnnouncement,
+    AssistSatelliteAnswer,
     AssistSatelliteConfiguration,
     AssistSatelliteEntity,
     AssistSatelliteEntityDescription,
@@ -28,6 +33,7 @@ from homeassistant.components.assist_satellite import (
 )
 from homeassistant.components.assist_satellite.const import PREANNOUNCE_URL
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.components.media_player import async_process_play_media_url
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -36,14 +42,17 @@ from wyoming.event import Event
 from wyoming.pipeline import RunPipeline
 from wyoming.wake import Detect
 
-from .announcements import DATA_ANNOUNCER
+from . import compat
+from .announcements import async_announce_and_wait
 from .const import DOMAIN, FOLLOW_UP_TIMEOUT_S
 from .core.speaker import Playback
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
 from .hub import DEFAULT_END_OF_SPEECH_S, SatelliteHub, VoiceStackConfigEntry
+from .media_audio import async_decode_media
 from .speech_output import TTS_OPTIONS, read_stream
-from .voice_loop import LISTEN_EVENT, NO_SPEECH_EVENT, VoiceLoop
+from .timers import timer_event
+from .voice_loop import LISTEN_EVENT, NO_SPEECH_EVENT, VoiceLoop, after_preamble
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -73,6 +82,12 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         """The voice loop starts with the first ``run-pipeline``."""
         super().__init__(hub)
         self.voice = VoiceLoop(hass, hub, self)
+        # ``ask_question`` waits for the next transcript: it is an answer for the
+        # caller, not a command for the router and agent.
+        self.question_pending = False
+        # What ``start_conversation`` told the agent; the next agent call takes it.
+        self._start_prompt: str | None = None
+        self._request_context = Context()
 
     async def async_added_to_hass(self) -> None:
         """Receive the satellite's events."""
@@ -82,8 +97,16 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self.hub.on_link_lost = self._on_link_lost
         self.hub.say = self._say
         self.hub.prefetch = self.voice.prefetch
-        self.hub.end_of_speech_s = self._resolve_vad_sensitivity
+        self.hub.end_of_speech_s = self.end_of_speech_s
         self.hub.send_hello()
+        if self.device_id is not None:
+            # "Set a timer for 2 minutes": HA's timer intents need a device that
+            # handles timers; the satellite shows, rings and cancels them.
+            self.async_on_remove(
+                intent.async_register_timer_handler(
+                    self.hass, self.device_id, self._on_timer
+                )
+            )
 
     async def async_will_remove_from_hass(self) -> None:
         """Stop any request; the hub outlives the entity during unload."""
@@ -117,30 +140,66 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     @callback
     def on_pipeline_event(self, event: PipelineEvent) -> None:
         """The STT stage's events go to the voice loop."""
-        if event.type is PipelineEventType.STT_END:
+        if event.type is PipelineEventType.STT_END and not self.question_pending:
             # The run ends after STT, but the request goes on: keep the state
-            # until the response has been played (HA checks this flag).
-            self._run_has_tts = True
+            # until the response has been played.
+            compat.expect_response_after_run(self)
         self.voice.on_pipeline_event(event)
+
+    @callback
+    def _on_timer(
+        self, event_type: intent.TimerEventType, timer: intent.TimerInfo
+    ) -> None:
+        """Forward HA's timer events to the satellite (dropped while offline)."""
+        if self.hub.connected:
+            self.hub.send_soon(timer_event(event_type, timer))
 
     # -- what the voice loop needs ------------------------------------------------
 
     def pipeline(self) -> Pipeline:
         """The pipeline selected for this satellite (or the preferred one)."""
-        return async_get_pipeline(self.hass, self._resolve_pipeline())
+        chosen = None
+        if (
+            (entity_id := self.pipeline_entity_id)
+            and (state := self.hass.states.get(entity_id))
+            and state.state != OPTION_PREFERRED
+        ):
+            chosen = next(
+                (p.id for p in async_get_pipelines(self.hass) if p.name == state.state),
+                None,
+            )
+        return async_get_pipeline(self.hass, chosen)
+
+    def end_of_speech_s(self) -> float:
+        """Seconds of quiet that end a request (the VAD sensitivity select)."""
+        if (entity_id := self.vad_sensitivity_entity_id) is None or (
+            state := self.hass.states.get(entity_id)
+        ) is None:
+            return DEFAULT_END_OF_SPEECH_S
+        return vad.VadSensitivity.to_seconds(vad.VadSensitivity(state.state))
 
     @property
     def conversation_id(self) -> str | None:
         """The conversation follow-ups continue."""
-        return self._conversation_id
+        return compat.conversation_id(self)
 
     @conversation_id.setter
     def conversation_id(self, value: str | None) -> None:
-        self._conversation_id = value
+        compat.set_conversation_id(self, value)
+
+    def take_start_prompt(self) -> str | None:
+        """What ``start_conversation`` asked the agent to know (once)."""
+        prompt, self._start_prompt = self._start_prompt, None
+        return prompt
+
+    def new_request_context(self) -> Context:
+        """A fresh context for a request that starts now."""
+        self._request_context = Context()
+        return self._request_context
 
     def request_context(self) -> Context:
-        """The context of the current request."""
-        return self._context or Context()
+        """The context of the current (or last) request."""
+        return self._request_context
 
     @property
     def device_id(self) -> str | None:
@@ -150,7 +209,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     @callback
     def set_state(self, state: AssistSatelliteState) -> None:
         """Idle, listening, processing or responding."""
-        self._set_state(state)
+        compat.set_satellite_state(self, state)
 
     # -- Home Assistant's satellite interface ------------------------------------
 
@@ -204,9 +263,9 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         if satellite is not None:
             satellite.active_wake_words = list(config.active_wake_words)
 
-    async def _say(self, text: str) -> Playback:
+    async def _say(self, text: str, preamble: Pcm | None = None) -> Playback:
         """An announcement: sentence-streamed through the Speaker."""
-        return await self.voice.say(self.pipeline(), text)
+        return await self.voice.say(self.pipeline(), text, preamble)
 
     async def async_internal_announce(
         self,
@@ -217,22 +276,79 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     ) -> None:
         """Text goes through the announcer (queued and merged, never "busy").
 
-        Media without text is played directly through the Speaker (it waits its
-        turn there); the preannounce sound is not played.
+        Returns once the message was played (or dropped), as HA's contract says.
+        The preannounce sound plays first, in the same turn. Media goes through
+        HA's base class to ``async_announce`` and waits its turn at the Speaker.
         """
         if message and not media_id and self.hub.announcer is not None:
-            self.hass.data[DATA_ANNOUNCER].announce(
+            preamble = (
+                await async_decode_media(
+                    self.hass, await self._media_url(preannounce_media_id)
+                )
+                if preannounce and preannounce_media_id
+                else None
+            )
+            await async_announce_and_wait(
+                self.hass,
+                self.hub,
                 message,
                 source=f"{self.entity_id} announce",
-                targets=[self.hub.satellite_id],
+                preamble=preamble,
             )
             return
         await super().async_internal_announce(
             message,
             media_id,
-            preannounce=False,
+            preannounce=preannounce,
             preannounce_media_id=preannounce_media_id,
         )
+
+    async def async_internal_start_conversation(
+        self,
+        start_message: str | None = None,
+        start_media_id: str | None = None,
+        extra_system_prompt: str | None = None,
+        preannounce: bool = True,
+        preannounce_media_id: str = PREANNOUNCE_URL,
+    ) -> None:
+        """Keep the prompt for the agent: VoiceStack calls the agent itself.
+
+        HA hands it to the pipeline's conversation stage, which VoiceStack's
+        STT-only runs never reach.
+        """
+        self._start_prompt = (
+            extra_system_prompt
+            if extra_system_prompt is not None
+            else start_message or None
+        )
+        try:
+            await super().async_internal_start_conversation(
+                start_message,
+                start_media_id,
+                extra_system_prompt,
+                preannounce,
+                preannounce_media_id,
+            )
+        except BaseException:
+            self._start_prompt = None
+            raise
+
+    async def async_internal_ask_question(
+        self,
+        question: str | None = None,
+        question_media_id: str | None = None,
+        preannounce: bool = True,
+        preannounce_media_id: str = PREANNOUNCE_URL,
+        answers: list[dict[str, Any]] | None = None,
+    ) -> AssistSatelliteAnswer | None:
+        """The spoken answer goes back to the caller, not to the router or agent."""
+        self.question_pending = True
+        try:
+            return await super().async_internal_ask_question(
+                question, question_media_id, preannounce, preannounce_media_id, answers
+            )
+        finally:
+            self.question_pending = False
 
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
         """Play the announcement through the Speaker (waits its turn)."""
@@ -242,32 +358,44 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self, start_announcement: AssistSatelliteAnnouncement
     ) -> None:
         """Ask, then listen without a wake word for the answer."""
-        await self._play_announcement(start_announcement)
         if not self.hub.link.supports(LISTEN_EVENT):
             raise HomeAssistantError(
                 translation_domain=DOMAIN, translation_key="listen_not_supported"
             )
+        await self._play_announcement(start_announcement)
         await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": FOLLOW_UP_TIMEOUT_S}))
 
     async def _play_announcement(
         self, announcement: AssistSatelliteAnnouncement
     ) -> None:
-        if announcement.tts_token is None:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="media_not_supported",
-                translation_placeholders={"media_id": announcement.original_media_id},
-            )
-        stream = tts.async_get_stream(self.hass, announcement.tts_token)
-        if stream is None:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="media_not_supported",
-                translation_placeholders={"media_id": announcement.original_media_id},
-            )
-        pcm = await read_stream(stream)
+        """Preannounce sound, then the TTS stream or the decoded media."""
+        preamble = (
+            await async_decode_media(self.hass, announcement.preannounce_media_id)
+            if announcement.preannounce_media_id
+            else None
+        )
+        stream = (
+            tts.async_get_stream(self.hass, announcement.tts_token)
+            if announcement.tts_token is not None
+            else None
+        )
+        pcm = (
+            await read_stream(stream)
+            if stream is not None
+            else await async_decode_media(self.hass, announcement.media_id)
+        )
 
         async def parts() -> AsyncIterator[tuple[str, Pcm]]:
             yield announcement.message, pcm
 
-        await self.hub.speaker.speak(parts())
+        await self.hub.speaker.speak(
+            parts() if preamble is None else after_preamble(preamble, parts())
+        )
+
+    async def _media_url(self, media_id: str) -> str:
+        """A media-source id or URL as a URL ffmpeg (or the local file map) takes."""
+        if media_source.is_media_source_id(media_id):
+            media_id = (
+                await media_source.async_resolve_media(self.hass, media_id, None)
+            ).url
+        return async_process_play_media_url(self.hass, media_id)

@@ -15,7 +15,7 @@ from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from wyoming.event import Event
 from wyoming.satellite import PauseSatellite, RunSatellite
 from wyoming.snd import Played
@@ -26,6 +26,7 @@ from .core.link import SatelliteLink
 from .core.router import ListenMode
 from .core.routing import Router, pass_through
 from .core.speaker import Playback, Speaker
+from .core.wav import Pcm
 
 if TYPE_CHECKING:
     from .assist_satellite import VoiceStackSatellite
@@ -39,6 +40,8 @@ PROTOCOL_VERSION = 1
 CONF_VOICE = "voice"  # option: the TTS voice picked by voice
 DEFAULT_END_OF_SPEECH_S = 0.7  # Home Assistant's default VAD sensitivity
 MIN_END_OF_SPEECH_S = 0.3  # shorter splits a request at a pause between words
+ISSUE_BUSY = "satellite_busy"  # repair issue: another connection runs it
+ISSUE_PROTOCOL = "protocol_mismatch"  # repair issue: other extension protocol
 
 type VoiceStackConfigEntry = ConfigEntry[SatelliteHub]
 
@@ -67,8 +70,11 @@ class SatelliteHub:
         self.assist_in_progress = False
         self.on_satellite_event: Callable[[Event], None] = lambda _event: None
         self.on_link_lost: Callable[[], None] = lambda: None
-        # Says text on the satellite (set by its entity, which knows the pipeline).
-        self.say: Callable[[str], Awaitable[Playback]] | None = None
+        # Says text on the satellite, after an optional sound (set by its entity,
+        # which knows the pipeline).
+        self.say: Callable[[str, Pcm | None], Awaitable[Playback]] | None = None
+        # Sounds to play before announcements, by announcement id (preannounce).
+        self.preambles: dict[str, Pcm] = {}
         self.announcer: SatelliteAnnouncer | None = None
         # Starts synthesizing text that will probably be said soon.
         self.prefetch: Callable[[str], None] = lambda _text: None
@@ -96,9 +102,11 @@ class SatelliteHub:
         """Refresh what the satellite says about itself; re-apply the mute."""
         host, port = self.entry.data[CONF_HOST], self.entry.data[CONF_PORT]
         self.identity = identify(host, port, info)
+        ir.async_delete_issue(self.hass, DOMAIN, self._issue_id(ISSUE_BUSY))
+        self._check_protocol()
         self.send_hello()
         if self.muted:
-            self._send_soon(PauseSatellite().event())
+            self.send_soon(PauseSatellite().event())
         if self.announcer is not None:
             self.announcer.set_online(True)
         if self.always_listening and self.modes is not None:
@@ -115,6 +123,50 @@ class SatelliteHub:
             self.announcer.set_online(False)
         self.on_link_lost()
         self.notify()
+
+    def link_refused(self, reason: str) -> None:
+        """Another connection runs the satellite: a repair issue says what to do."""
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            self._issue_id(ISSUE_BUSY),
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_BUSY,
+            translation_placeholders={"name": self.entry.title, "reason": reason},
+        )
+
+    def _check_protocol(self) -> None:
+        """A voicestack-satellite on another protocol version gets a repair issue.
+
+        Its extensions are then not used (stock Wyoming still works).
+        """
+        issue_id = self._issue_id(ISSUE_PROTOCOL)
+        block = self.identity.voicestack
+        if block is None or block.protocol == PROTOCOL_VERSION:
+            ir.async_delete_issue(self.hass, DOMAIN, issue_id)
+            return
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_PROTOCOL,
+            translation_placeholders={
+                "name": self.entry.title,
+                "satellite": str(block.protocol),
+                "ours": str(PROTOCOL_VERSION),
+            },
+        )
+
+    def remove_issues(self) -> None:
+        """The entry is unloaded: its repair issues go with it."""
+        for kind in (ISSUE_BUSY, ISSUE_PROTOCOL):
+            ir.async_delete_issue(self.hass, DOMAIN, self._issue_id(kind))
+
+    def _issue_id(self, kind: str) -> str:
+        return f"{kind}_{self.entry.entry_id}"
 
     def link_event(self, event: Event) -> None:
         """``played`` completes the Speaker's turn; the rest is the entity's."""
@@ -138,11 +190,16 @@ class SatelliteHub:
             self.entry, options={**self.entry.options, CONF_VOICE: voice_id}
         )
 
-    async def speak_text(self, text: str, _ids: tuple[str, ...] = ()) -> Playback:
-        """Say ``text`` (an announcement) through the Speaker."""
+    async def speak_text(self, text: str, ids: tuple[str, ...] = ()) -> Playback:
+        """Say ``text`` (announcements ``ids``) through the Speaker.
+
+        If one of the merged announcements asked for a preannounce sound, it is
+        played first, once.
+        """
         if self.say is None:
             raise RuntimeError(f"{self.entry.title}: satellite entity not ready")
-        return await self.say(text)
+        preamble = next((self.preambles[i] for i in ids if i in self.preambles), None)
+        return await self.say(text, preamble)
 
     async def async_set_muted(self, muted: bool) -> None:
         """Mute: the satellite stops listening (``pause-satellite``) until unmuted."""
@@ -176,14 +233,15 @@ class SatelliteHub:
                 silence = max(MIN_END_OF_SPEECH_S, self.end_of_speech_s())
             except ValueError:  # the select has no valid state yet
                 silence = DEFAULT_END_OF_SPEECH_S
-            self._send_soon(
+            self.send_soon(
                 Event(
                     HELLO_EVENT,
                     {"protocol": PROTOCOL_VERSION, "end_of_speech_s": silence},
                 )
             )
 
-    def _send_soon(self, event: Event) -> None:
+    def send_soon(self, event: Event) -> None:
+        """Send ``event`` to the satellite in the background (fire and forget)."""
         self.entry.async_create_background_task(
             self.hass, self.link.send(event), f"voicestack send {event.type}"
         )

@@ -58,9 +58,7 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 SHORTCUT_DONE = "Done."
-_BUILT_IN_AGENTS = frozenset(
-    {None, conversation.HOME_ASSISTANT_AGENT, conversation.OLD_HOME_ASSISTANT_AGENT}
-)
+_BUILT_IN_AGENTS = frozenset({None, conversation.HOME_ASSISTANT_AGENT})
 
 
 def router_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,7 +151,9 @@ class VoiceModes:
 
     def _hooks(self) -> Hooks:
         agent = AgentTarget(
-            EntityResolver(self.hass, self._language, self._device_id),
+            EntityResolver(
+                self.hass, self._language, self._device_id, self._satellite_id
+            ),
             self.config.policy,
         )
         targets: dict[str, Target] = {}
@@ -262,6 +262,7 @@ class VoiceModes:
             language=pipeline.conversation_language,
             agent_id=pipeline.conversation_engine,
             device_id=self._device_id(),
+            satellite_id=self._satellite_id(),
         )
         return str(result.response.speech.get("plain", {}).get("speech", ""))
 
@@ -292,6 +293,10 @@ class VoiceModes:
     def _device_id(self) -> str | None:
         satellite = self.hub.satellite
         return satellite.device_id if satellite is not None else None
+
+    def _satellite_id(self) -> str | None:
+        satellite = self.hub.satellite
+        return satellite.entity_id if satellite is not None else None
 
     def _context(self) -> Context:
         satellite = self.hub.satellite

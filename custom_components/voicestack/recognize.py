@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from homeassistant.components import conversation
-from homeassistant.components.conversation.const import DATA_DEFAULT_ENTITY
+from homeassistant.components.conversation.default_agent import DefaultAgent
 from homeassistant.components.homeassistant.exposed_entities import (
     async_should_expose,
 )
@@ -31,22 +31,25 @@ class EntityResolver:
         hass: HomeAssistant,
         language: Callable[[], str],
         device_id: Callable[[], str | None],
+        satellite_id: Callable[[], str | None],
     ) -> None:
-        """``language`` and ``device_id`` are read per request (they may change)."""
+        """``language``, ``device_id`` and ``satellite_id`` are read per request."""
         self.hass = hass
         self._language = language
         self._device_id = device_id
+        self._satellite_id = satellite_id
 
     async def __call__(self, text: str) -> Sequence[Touched]:
         """The entities ``text`` would act on (empty: none recognized)."""
-        agent = self.hass.data.get(DATA_DEFAULT_ENTITY)
-        if agent is None:
+        agent = conversation.async_get_agent(self.hass)
+        if not isinstance(agent, DefaultAgent):
             return ()
         user_input = conversation.ConversationInput(
             text=text,
             context=Context(),
             conversation_id=None,
             device_id=self._device_id(),
+            satellite_id=self._satellite_id(),
             language=self._language(),
             agent_id=conversation.HOME_ASSISTANT_AGENT,
         )

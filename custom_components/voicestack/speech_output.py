@@ -78,8 +78,22 @@ async def synthesize_sentences(
 
 
 async def read_stream(stream: tts.ResultStream) -> Pcm:
-    """The PCM of a finished TTS result."""
-    data = b"".join([chunk async for chunk in stream.async_stream_result()])
+    """The PCM of a finished TTS result.
+
+    Home Assistant (2026.x) streams TTS: an engine that fails (a Wyoming server
+    that is down refuses the connection) raises its own error out of the stream,
+    whatever it is. It becomes the one error a request can fail with.
+    """
+    try:
+        data = b"".join([chunk async for chunk in stream.async_stream_result()])
+    except HomeAssistantError:
+        raise
+    except Exception as err:  # any engine's own failure
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="tts_failed",
+            translation_placeholders={"error": str(err) or type(err).__name__},
+        ) from err
     try:
         return read_wav(data)
     except NotWavError as err:

@@ -30,10 +30,12 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
+from . import compat
 from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S, MODE_LISTEN_TIMEOUT_S
 from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
 from .core.speaker import Playback
+from .core.wav import Pcm
 from .hub import SatelliteHub
 from .speech_output import start_synthesis, synthesize_sentences
 
@@ -157,7 +159,8 @@ class VoiceLoop:
             "voicestack prepare agent",
         )
         try:
-            await self.satellite.async_accept_pipeline_from_satellite(
+            await compat.accept_pipeline_from_satellite(
+                self.satellite,
                 self._audio_stream(),
                 # A stock satellite without its own wake word streams from the
                 # wake stage: HA's wake word engine listens first.
@@ -168,8 +171,13 @@ class VoiceLoop:
                 ),
                 end_stage=PipelineStage.STT,
                 wake_word_phrase=self._wake_phrase(run.wake_word_name),
+                context=self.satellite.new_request_context(),
             )
-            if self._transcript:
+            if self.satellite.question_pending:
+                # The answer to ``ask_question`` went to its caller (HA's base
+                # class took it from the STT result), not to the router.
+                _LOGGER.debug("%s: answer to a question", self.hub.entry.title)
+            elif self._transcript:
                 await self._respond(self._transcript)
         except HomeAssistantError as err:
             _LOGGER.warning("%s: request failed: %s", self.hub.entry.title, err)
@@ -264,20 +272,28 @@ class VoiceLoop:
             language=pipeline.conversation_language,
             agent_id=pipeline.conversation_engine,
             device_id=self.satellite.device_id,
+            satellite_id=self.satellite.entity_id,
+            extra_system_prompt=self.satellite.take_start_prompt(),
         )
         self.satellite.conversation_id = result.conversation_id
         return result
 
-    async def say(self, pipeline: Pipeline, text: str) -> Playback:
-        """Speak ``text`` through the Speaker; the entity is responding meanwhile."""
+    async def say(
+        self, pipeline: Pipeline, text: str, preamble: Pcm | None = None
+    ) -> Playback:
+        """Speak ``text`` through the Speaker; the entity is responding meanwhile.
+
+        ``preamble`` (a preannounce sound) plays first, in the same turn.
+        """
         sentences = split_sentences(text)
         if not sentences:
             self.satellite.tts_response_finished()
             return Playback(outcome="empty")
         self.satellite.set_state(AssistSatelliteState.RESPONDING)
+        speech = synthesize_sentences(self.hass, pipeline, sentences, self.hub.voice)
         try:
             playback = await self.hub.speaker.speak(
-                synthesize_sentences(self.hass, pipeline, sentences, self.hub.voice)
+                speech if preamble is None else after_preamble(preamble, speech)
             )
         finally:
             self.satellite.tts_response_finished()
@@ -326,3 +342,12 @@ class VoiceLoop:
         self.hub.entry.async_create_background_task(
             self.hass, self.hub.link.send(event), "voicestack send"
         )
+
+
+async def after_preamble(
+    preamble: Pcm, parts: AsyncIterator[tuple[str, Pcm]]
+) -> AsyncIterator[tuple[str, Pcm]]:
+    """``preamble`` (no text), then ``parts``."""
+    yield "", preamble
+    async for part in parts:
+        yield part

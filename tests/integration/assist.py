@@ -28,11 +28,11 @@ from homeassistant.components.assist_satellite.entity import AssistSatelliteStat
 from homeassistant.components.homeassistant.exposed_entities import (
     async_expose_entity,
 )
+from homeassistant.components.lock import LockState
 from homeassistant.const import (
     CONF_HOST,
     CONF_PORT,
     EVENT_STATE_CHANGED,
-    STATE_LOCKED,
     STATE_OFF,
 )
 from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
@@ -130,40 +130,57 @@ def entity_of(hass: HomeAssistant, entry: MockConfigEntry, domain: str) -> str:
     return entity_ids[0]
 
 
-async def set_up_kitchen_light(hass: HomeAssistant) -> None:
-    """``light.kitchen`` ("Kitchen light", area Kitchen) over an input_boolean.
+KITCHEN_LIGHT = {
+    "name": "Kitchen light",
+    "unique_id": "kitchen_light",
+    "default_entity_id": LIGHT,
+    "state": f"{{{{ is_state('{SWITCH}', 'on') }}}}",
+    "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": SWITCH}},
+    "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": SWITCH}},
+}
+# An optimistic lock: unlocking fires ``front_door_unlocked`` (record_unlocks).
+FRONT_DOOR_LOCK = {
+    "name": "Front door",
+    "unique_id": "front_door",
+    "default_entity_id": FRONT_DOOR,
+    "state": "{{ true }}",
+    "optimistic": True,
+    "lock": {"event": "front_door_locked"},
+    "unlock": {"event": "front_door_unlocked"},
+}
 
-    Lights are exposed to Assist by default.
+
+async def set_up_home(hass: HomeAssistant, *, front_door: bool = False) -> None:
+    """The kitchen light, and with ``front_door`` the front door lock.
+
+    ``light.kitchen`` ("Kitchen light", area Kitchen) switches an input_boolean;
+    ``lock.front_door`` ("Front door") is exposed to Assist. One ``template:`` configuration for both: Home Assistant reads it once, when
+    the template integration is set up. Lights are exposed to Assist by default;
+    locks are not, and a user who unlocks by voice exposes them.
     """
+    assert await async_setup_component(hass, "conversation", {})
     assert await async_setup_component(
         hass, "input_boolean", {"input_boolean": {"kitchen_power": {}}}
     )
-    power = {"target": {"entity_id": SWITCH}}
-    assert await async_setup_component(
-        hass,
-        "light",
-        {
-            "light": [
-                {
-                    "platform": "template",
-                    "lights": {
-                        "kitchen": {
-                            "unique_id": "kitchen_light",
-                            "friendly_name": "Kitchen light",
-                            "value_template": f"{{{{ is_state('{SWITCH}', 'on') }}}}",
-                            "turn_on": {"action": "input_boolean.turn_on", **power},
-                            "turn_off": {"action": "input_boolean.turn_off", **power},
-                        }
-                    },
-                }
-            ]
-        },
-    )
+    entities: dict[str, list[dict[str, Any]]] = {"light": [KITCHEN_LIGHT]}
+    if front_door:
+        entities["lock"] = [FRONT_DOOR_LOCK]
+    assert await async_setup_component(hass, "template", {"template": [entities]})
     await hass.async_block_till_done()
     # In the Kitchen area too, so "the kitchen lights" finds it as well.
     area = ar.async_get(hass).async_get_or_create("Kitchen")
     er.async_get(hass).async_update_entity(LIGHT, area_id=area.id)
     assert hass.states.get(LIGHT).state == STATE_OFF
+    if front_door:
+        async_expose_entity(hass, conversation.DOMAIN, FRONT_DOOR, True)
+        assert hass.states.get(FRONT_DOOR).state == LockState.LOCKED
+
+
+def record_unlocks(hass: HomeAssistant) -> list[Event]:
+    """The front door's unlock events, from now on."""
+    unlocks: list[Event] = []
+    hass.bus.async_listen("front_door_unlocked", unlocks.append)
+    return unlocks
 
 
 async def set_up_assist(
@@ -174,8 +191,9 @@ async def set_up_assist(
     whisper: servers.Server,
     *,
     recordings: Path | None = None,
+    front_door: bool = False,
 ) -> Pipeline:
-    """Kitchen light, whisper and Piper entries, and a preferred pipeline of them.
+    """The home (set_up_home), whisper and Piper entries, and a preferred pipeline.
 
     TTS keeps a file cache (and template its blueprints) in the config folder, by
     default the test plugin's own package folder: a fresh folder means Piper
@@ -188,7 +206,7 @@ async def set_up_assist(
     assert await async_setup_component(
         hass, "assist_pipeline", {"assist_pipeline": pipeline_config}
     )
-    await set_up_kitchen_light(hass)
+    await set_up_home(hass, front_door=front_door)
     stt_entry = await add_wyoming(hass, stack, whisper.host, whisper.port)
     tts_entry = await add_wyoming(hass, stack, piper.host, piper.port)
     created = await async_create_default_pipeline(
@@ -236,35 +254,3 @@ async def add_voicestack(
 
     stack.push_async_callback(unload)
     return entry
-
-
-async def set_up_front_door(hass: HomeAssistant) -> list[Event]:
-    """``lock.front_door`` ("Front door"), exposed to Assist; its unlock events.
-
-    An optimistic template lock: unlocking fires ``front_door_unlocked``. Locks
-    are not exposed to Assist by default; a user who unlocks by voice exposes them.
-    """
-    assert await async_setup_component(hass, "conversation", {})
-    unlocks: list[Event] = []
-    hass.bus.async_listen("front_door_unlocked", unlocks.append)
-    assert await async_setup_component(
-        hass,
-        "lock",
-        {
-            "lock": [
-                {
-                    "platform": "template",
-                    "name": "Front door",
-                    "unique_id": "front_door",
-                    "value_template": "{{ true }}",
-                    "optimistic": True,
-                    "lock": {"event": "front_door_locked"},
-                    "unlock": {"event": "front_door_unlocked"},
-                }
-            ]
-        },
-    )
-    await hass.async_block_till_done()
-    async_expose_entity(hass, conversation.DOMAIN, FRONT_DOOR, True)
-    assert hass.states.get(FRONT_DOOR).state == STATE_LOCKED
-    return unlocks

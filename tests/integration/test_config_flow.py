@@ -65,12 +65,14 @@ async def _satellite(
 class _StockSatelliteHandler(AsyncEventHandler):
     """Answers ``describe`` like a stock wyoming-satellite: no ``voicestack`` key."""
 
+    name = "stock-satellite"
+
     async def handle_event(self, event: Event) -> bool:
         if Describe.is_type(event.type):
             await self.write_event(
                 Info(
                     satellite=Satellite(
-                        name="stock-satellite",
+                        name=self.name,
                         attribution=Attribution(name="", url=""),
                         installed=True,
                         description="wyoming-satellite",
@@ -81,11 +83,19 @@ class _StockSatelliteHandler(AsyncEventHandler):
         return True
 
 
+class _UnnamedSatelliteHandler(_StockSatelliteHandler):
+    """A stock satellite whose ``info`` gives no name."""
+
+    name = ""
+
+
 @asynccontextmanager
-async def _stock_satellite() -> AsyncIterator[int]:
+async def _stock_satellite(
+    handler: type[_StockSatelliteHandler] = _StockSatelliteHandler,
+) -> AsyncIterator[int]:
     port = servers.free_port()
     server = AsyncServer.from_uri(f"tcp://{HOST}:{port}")
-    await server.start(_StockSatelliteHandler)
+    await server.start(handler)
     try:
         yield port
     finally:
@@ -224,6 +234,16 @@ async def test_a_stock_satellite_is_known_by_its_address(
     assert again["reason"] == "already_configured"
 
 
+async def test_a_satellite_without_a_name_is_titled_by_its_address(
+    hass: HomeAssistant, mock_setup_entry: AsyncMock
+) -> None:
+    async with _stock_satellite(_UnnamedSatelliteHandler) as port:
+        result = await _submit(hass, HOST, port)
+
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == f"{HOST}:{port}"
+
+
 # -- a known satellite at a new address --------------------------------------------
 
 
@@ -278,6 +298,17 @@ async def test_zeroconf_of_a_tts_server_is_not_a_satellite(
 
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "not_a_satellite"
+
+
+async def test_zeroconf_without_a_port_is_refused_unasked(hass: HomeAssistant) -> None:
+    discovery = _zeroconf(1)
+    discovery.port = None
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_ZEROCONF}, data=discovery
+    )
+
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "no_port"
 
 
 async def test_zeroconf_of_nothing_listening_is_cannot_connect(

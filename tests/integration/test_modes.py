@@ -54,8 +54,7 @@ from tests.integration.assist import (
     VOICE,
     add_voicestack,
     set_up_assist,
-    set_up_front_door,
-    set_up_kitchen_light,
+    set_up_home,
     wait_for,
 )
 from tests.satellite.harness import RunningSatellite, satellite
@@ -326,8 +325,10 @@ async def test_start_dictation_to_an_event_answers_and_fires_on_submit(
     assert submitted["satellites"][SATELLITE]["speak"] == "Sent."
     assert submitted["satellites"][SATELLITE]["stack"] == ["base"]
     (event,) = events
-    device = dr.async_get(hass).async_get_device({(DOMAIN, sat.hub.satellite_id)})
-    assert device is not None
+    (device,) = dr.async_entries_for_config_entry(
+        dr.async_get(hass), sat.hub.entry.entry_id
+    )
+    assert (DOMAIN, sat.hub.satellite_id) in device.identifiers
     assert event.data["text"] == "call the plumber about the sink"
     assert event.data["items"] == ["call the plumber", "about the sink"]
     assert event.data["frame"] == "dictation"
@@ -497,8 +498,7 @@ async def test_a_shortcut_runs_its_script_without_the_agent(
 @pytest.fixture
 async def home(hass: HomeAssistant, config_dir: Path) -> None:
     """The front door lock and the kitchen light."""
-    await set_up_front_door(hass)
-    await set_up_kitchen_light(hass)
+    await set_up_home(hass, front_door=True)
 
 
 @pytest.mark.usefixtures("home")
@@ -575,7 +575,7 @@ async def test_a_light_is_not_asked_about(hass: HomeAssistant, start: Start) -> 
 async def test_the_resolver_finds_what_a_request_would_touch(
     hass: HomeAssistant,
 ) -> None:
-    resolver = EntityResolver(hass, lambda: "en", lambda: None)
+    resolver = EntityResolver(hass, lambda: "en", lambda: None, lambda: None)
 
     door = await resolver("unlock the front door")
     light = await resolver("turn on the kitchen light")
@@ -590,9 +590,9 @@ async def test_the_resolver_finds_what_a_request_would_touch(
 async def test_the_resolver_skips_locks_not_exposed_to_assist(
     hass: HomeAssistant, config_dir: Path
 ) -> None:
-    await set_up_front_door(hass)
+    await set_up_home(hass, front_door=True)
     async_expose_entity(hass, "conversation", FRONT_DOOR, False)
-    resolver = EntityResolver(hass, lambda: "en", lambda: None)
+    resolver = EntityResolver(hass, lambda: "en", lambda: None, lambda: None)
 
     assert await resolver("unlock the front door") == ()
 

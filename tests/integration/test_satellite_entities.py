@@ -51,9 +51,11 @@ async def test_device_entities_and_diagnostics(
         )
         diagnostics = await async_get_config_entry_diagnostics(hass, entry)
         entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        device = dr.async_get(hass).async_get_device({(DOMAIN, entry.unique_id)})
+        (device,) = dr.async_entries_for_config_entry(
+            dr.async_get(hass), entry.entry_id
+        )
 
-    assert device is not None
+    assert (DOMAIN, entry.unique_id) in device.identifiers
     assert device.name == "test-satellite"
     assert device.model == "voicestack-satellite"
     assert device.sw_version == "0.1.0"

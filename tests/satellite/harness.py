@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 import subprocess
-import sys
 import time
 
 from wyoming.client import AsyncTcpClient
@@ -16,7 +15,7 @@ from wyoming.event import Event
 
 from tests import servers
 
-CLI = [sys.executable, "-m", "voicestack_satellite"]
+CLI = [servers.engines_python(), "-m", "voicestack_satellite"]
 
 
 @dataclass(slots=True)
@@ -44,8 +43,13 @@ async def satellite(
     port: int | None = None,
     zeroconf: bool = False,
     stdin: bool = False,
+    area: str | None = None,
 ) -> AsyncIterator[RunningSatellite]:
     """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
+
+    Without ``area`` the satellite names none: Home Assistant 2026.11 puts a
+    device's area into its new entities' ids, and the tests address entities
+    by id (``assist_satellite.test_satellite``).
 
     ``port`` restarts a satellite where a previous one listened; ``zeroconf``
     lets it announce itself (off by default so tests do not see each other);
@@ -60,8 +64,7 @@ async def satellite(
                 *CLI,
                 "--name",
                 "test-satellite",
-                "--area",
-                "kitchen",
+                *(["--area", area] if area else []),
                 "--uri",
                 f"tcp://127.0.0.1:{port}",
                 "--snd-file",

@@ -30,7 +30,10 @@ async def test_describe_answers_a_satellite_info(tmp_path: Path) -> None:
         "--wake-word",
         "okay_nabu",
     )
-    async with satellite(tmp_path, *args) as sat, sat.connect() as client:
+    async with (
+        satellite(tmp_path, *args, area="kitchen") as sat,
+        sat.connect() as client,
+    ):
         await client.write_event(Describe().event())
         event, _ = await read_until(client, "info", 5)
 

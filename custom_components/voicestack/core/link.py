@@ -70,6 +70,9 @@ class LinkListener(Protocol):
     def link_event(self, event: Event) -> None:
         """An event from the satellite (anything but ``info`` and ``pong``)."""
 
+    def link_refused(self, reason: str) -> None:
+        """The satellite is run by another connection (once until connected)."""
+
 
 @dataclass(slots=True)
 class LinkStats:
@@ -500,6 +503,7 @@ class SatelliteLink:
                 self.name,
                 err.reason,
             )
+            self._notify(self._listener.link_refused, err.reason)
         elif failed == 1 and self._stats.connects == 0 and not err.busy:
             _LOGGER.info(
                 "Cannot reach satellite %s yet (%s); retrying in the background",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-import io
-import wave
 
 
 class NotWavError(ValueError):
@@ -32,14 +30,55 @@ class Pcm:
 
 
 def read_wav(data: bytes) -> Pcm:
-    """Parse a WAV file held in memory."""
-    try:
-        with wave.open(io.BytesIO(data), "rb") as wav:
-            return Pcm(
-                audio=wav.readframes(wav.getnframes()),
-                rate=wav.getframerate(),
-                width=wav.getsampwidth(),
-                channels=wav.getnchannels(),
-            )
-    except (wave.Error, EOFError) as err:
-        raise NotWavError(f"not a PCM WAV: {err}") from err
+    """Parse a PCM WAV file held in memory.
+
+    Home Assistant's TTS streams WAVs: their header is written before the length
+    is known, so the sizes in it are 0 or 0xFFFFFFFF. Such audio runs from the
+    data chunk to the end of the bytes, whatever the header says (the standard
+    library's ``wave`` reads nothing from them).
+    """
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise NotWavError("not a PCM WAV: no RIFF/WAVE header")
+    fmt: tuple[int, int, int] | None = None
+    offset = 12
+    while offset + 8 <= len(data):
+        chunk_id = data[offset : offset + 4]
+        size = int.from_bytes(data[offset + 4 : offset + 8], "little")
+        body = offset + 8
+        if chunk_id == b"fmt ":
+            fmt = _pcm_format(data[body : body + size])
+        elif chunk_id == b"data":
+            if fmt is None:
+                raise NotWavError("not a PCM WAV: audio before its format")
+            rate, width, channels = fmt
+            end = len(data) if size in _STREAMED_SIZES else body + size
+            audio = data[body:end]
+            whole = len(audio) - len(audio) % (width * channels)
+            return Pcm(audio[:whole], rate=rate, width=width, channels=channels)
+        offset = body + size + size % 2
+    raise NotWavError("not a PCM WAV: no data chunk")
+
+
+# The sizes a streamed WAV's header carries (see read_wav).
+_STREAMED_SIZES = frozenset({0, 0xFFFFFFFF})
+_PCM = 1
+_EXTENSIBLE = 0xFFFE
+
+
+def _pcm_format(fmt: bytes) -> tuple[int, int, int]:
+    """``(rate, sample width in bytes, channels)`` of a ``fmt `` chunk."""
+    if len(fmt) < 16:
+        raise NotWavError("not a PCM WAV: short format chunk")
+    tag = int.from_bytes(fmt[0:2], "little")
+    channels = int.from_bytes(fmt[2:4], "little")
+    rate = int.from_bytes(fmt[4:8], "little")
+    bits = int.from_bytes(fmt[14:16], "little")
+    if (
+        tag not in (_PCM, _EXTENSIBLE)
+        or not channels
+        or not rate
+        or bits % 8
+        or not bits
+    ):
+        raise NotWavError(f"not a PCM WAV: format {tag:#x}, {bits} bits")
+    return rate, bits // 8, channels
