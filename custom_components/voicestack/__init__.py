@@ -15,7 +15,7 @@ from .announcements import (
 )
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
 from .core.identity import Identity, async_identify
-from .core.wyoming_info import PeerUnreachableError
+from .core.wyoming_info import NotWyomingError, PeerUnreachableError
 from .deferred_queue import DeferredQueueStore
 from .hub import SatelliteHub, VoiceStackConfigEntry
 from .mode_actions import async_setup_mode_actions
@@ -43,12 +43,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
             translation_key="cannot_connect",
             translation_placeholders={"error": str(err)},
         ) from err
+    except NotWyomingError as err:  # JSON, but not Wyoming: try again later
+        raise _not_a_satellite(host, port) from err
     if identity.satellite is None:
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key="not_a_satellite",
-            translation_placeholders={"address": f"{host}:{port}"},
-        )
+        raise _not_a_satellite(host, port)
     hub = SatelliteHub(hass, entry, identity)
     _register_device(hass, entry, hub.satellite_id, identity)
     entry.runtime_data = hub
@@ -86,6 +84,14 @@ async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
     """Remove the entities; the link stops through ``async_on_unload``."""
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+def _not_a_satellite(host: str, port: int) -> ConfigEntryNotReady:
+    return ConfigEntryNotReady(
+        translation_domain=DOMAIN,
+        translation_key="not_a_satellite",
+        translation_placeholders={"address": f"{host}:{port}"},
+    )
 
 
 def _register_device(

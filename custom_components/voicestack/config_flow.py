@@ -28,7 +28,7 @@ import voluptuous as vol
 
 from .const import DEFAULT_PORT, DESCRIBE_TIMEOUT_S, DOMAIN
 from .core.identity import Identity, address_unique_id, async_identify
-from .core.wyoming_info import PeerUnreachableError
+from .core.wyoming_info import NotWyomingError, PeerUnreachableError
 from .options_flow import VoiceStackOptionsFlow
 
 _LOGGER = logging.getLogger(__name__)
@@ -117,7 +117,8 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
         except PeerUnreachableError as err:
             _LOGGER.debug("Discovered peer did not answer: %s", err)
             return self.async_abort(reason="cannot_connect")
-        except NotASatelliteError:
+        except (NotASatelliteError, NotWyomingError) as err:
+            _LOGGER.debug("Discovered peer is not a satellite: %s", err)
             return self.async_abort(reason="not_a_satellite")
 
         await self.async_set_unique_id(identity.unique_id)
@@ -220,7 +221,8 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
         except PeerUnreachableError as err:
             _LOGGER.debug("Satellite did not answer: %s", err)
             errors["base"] = "cannot_connect"
-        except NotASatelliteError:
+        except (NotASatelliteError, NotWyomingError) as err:
+            _LOGGER.debug("Not a satellite: %s", err)
             errors["base"] = "not_a_satellite"
         return None
 

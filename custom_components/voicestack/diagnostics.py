@@ -1,7 +1,13 @@
 """Diagnostics: what the satellite said about itself, the link, playback, modes.
 
-The address is redacted: it identifies the user's network. So is what was
-said: the last routing decision shows frame, rule and steps, not the words.
+Redacted, because users post diagnostics in public issues:
+
+- the address, wherever it appears (the entry, the link's last error): it
+  identifies the user's network;
+- the satellite's id (by default its MAC address);
+- what was said: the last playback keeps its sentences' lengths, not their
+  text ("Your PIN is 4711."); the last routing decision shows frame, rule and
+  steps, not the words.
 """
 
 from __future__ import annotations
@@ -9,13 +15,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from homeassistant.components.diagnostics import async_redact_data
-from homeassistant.const import CONF_HOST
+from homeassistant.components.diagnostics import REDACTED, async_redact_data
+from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 
 from .hub import SatelliteHub, VoiceStackConfigEntry
 
-TO_REDACT = {CONF_HOST}
+TO_REDACT = {CONF_HOST, "id", "satellite_id", "text"}
 
 
 async def async_get_config_entry_diagnostics(
@@ -24,14 +30,18 @@ async def async_get_config_entry_diagnostics(
     """Entry data (redacted), identity, link statistics, Speaker state."""
     hub = entry.runtime_data
     playback = hub.speaker.last
-    return {
-        "entry": async_redact_data(dict(entry.data), TO_REDACT),
+    diagnostics = {
+        "entry": dict(entry.data),
         "satellite_id": hub.satellite_id,
         "info": hub.identity.info.to_dict(),
         "voicestack": asdict(hub.identity.voicestack)
         if hub.identity.voicestack
         else None,
-        "link": {"connected": hub.connected, **asdict(hub.link.stats)},
+        "link": {
+            "connected": hub.connected,
+            **asdict(hub.link.stats),
+            "last_error": _without_address(hub.link.stats.last_error, entry),
+        },
         "muted": hub.muted,
         "assist_in_progress": hub.assist_in_progress,
         "speaker": {
@@ -41,6 +51,16 @@ async def async_get_config_entry_diagnostics(
         "announcements": hub.announcer.snapshot().as_dict() if hub.announcer else None,
         "modes": _modes(hub),
     }
+    return async_redact_data(diagnostics, TO_REDACT)
+
+
+def _without_address(error: str | None, entry: VoiceStackConfigEntry) -> str | None:
+    """``error`` with the satellite's host and port taken out."""
+    if error is None:
+        return None
+    for part in (str(entry.data[CONF_HOST]), str(entry.data[CONF_PORT])):
+        error = error.replace(part, REDACTED)
+    return error
 
 
 def _modes(hub: SatelliteHub) -> dict[str, Any] | None:

@@ -356,7 +356,7 @@ class SatelliteCoordinator:
             self._play_sound("timer", self._settings.timer_repeat)
         elif TimerCancelled.is_type(event.type):
             self._player.flush(only=lambda stream_id: stream_id.startswith("timer-"))
-        await self._hook("timer", event=event.type, **event.data)
+        await self._hook("timer", event=event.type, **_timer_details(event))
 
     # -- audio ------------------------------------------------------------------
 
@@ -506,3 +506,38 @@ class SatelliteCoordinator:
         if self._owner is not None:
             with contextlib.suppress(ConnectionError):
                 await self._owner.close()
+
+
+# The fields of Wyoming's timer events, and the types they must have.
+_TIMER_FIELDS: dict[str, type] = {
+    "id": str,
+    "total_seconds": int,
+    "name": str,
+    "start_hours": int,
+    "start_minutes": int,
+    "start_seconds": int,
+    "is_active": bool,
+}
+
+
+def _timer_details(event: Event) -> dict[str, object]:
+    """The timer fields of ``event`` for ``--event-command``, checked.
+
+    The owner's data is not trusted to be well formed: unknown keys (an
+    ``event`` or ``state`` key would collide with the line's own) and fields
+    of the wrong type are left out, with a debug line, instead of ending the
+    connection.
+    """
+    data = event.data if isinstance(event.data, dict) else {}
+    details: dict[str, object] = {}
+    for key, value in data.items():
+        expected = _TIMER_FIELDS.get(key)
+        if (
+            expected is not None
+            and isinstance(value, expected)
+            and (expected is bool or not isinstance(value, bool))
+        ):
+            details[key] = value
+        elif value is not None:
+            _LOGGER.debug("Ignoring %s field %r=%r", event.type, key, value)
+    return details

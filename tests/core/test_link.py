@@ -202,7 +202,15 @@ Script = Callable[[PeerConnection, int], Awaitable[None]]
 
 def info_event(*, voicestack: bool = True) -> Event:
     """An ``info`` like a satellite's, with or without the VoiceStack block."""
-    data: dict[str, Any] = {"satellite": {"name": "fake", "installed": True}}
+    data: dict[str, Any] = {
+        "satellite": {
+            "name": "fake",
+            "attribution": {"name": "", "url": ""},
+            "installed": True,
+            "description": "fake satellite",
+            "version": "1.0",
+        }
+    }
     if voicestack:
         data["voicestack"] = {
             "id": "fake-1",
@@ -436,6 +444,10 @@ async def test_a_peer_that_closes_at_once_is_retried(
         (b'{"type": "info", "data_length": "x"}\n', "invalid data from the satellite"),
         (b'{"type": 5}\n', "invalid event from the satellite: 5"),
         (b'{"type": "info", "data": 3}\n', "invalid event from the satellite"),
+        (
+            b'{"type": "info", "data": {"satellite": {"name": "x"}}}\n',
+            "invalid info from the satellite: TypeError",
+        ),
     ],
 )
 async def test_garbage_during_the_handshake_is_retried(

@@ -9,6 +9,7 @@ is a real wyoming-piper. Only the stock-satellite tests serve a standard Wyoming
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from ipaddress import ip_address
@@ -185,6 +186,62 @@ async def test_a_tts_server_is_not_a_satellite(
 
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "not_a_satellite"}
+
+
+# JSON that is not a Wyoming event, as a neighbour's device on the LAN might answer.
+NOT_WYOMING = {
+    "asr that is text": b'{"type": "info", "data": {"asr": "x"}}\n',
+    "satellite that is a number": b'{"type": "info", "data": {"satellite": 5}}\n',
+    "no type": b'{"data": {}}\n',
+    "a list": b"[1, 2, 3]\n",
+    "a type that is a number": b'{"type": 7}\n',
+    "a length that is text": b'{"type": "info", "data_length": "x"}\n',
+    # Python 3.13's parser gives up (RecursionError); 3.14's parses it.
+    "nesting 30,000 deep": b'{"type": "info", "data": '
+    + b"[" * 30_000
+    + b"]" * 30_000
+    + b"}\n",
+}
+
+
+@asynccontextmanager
+async def _answering(answer: bytes) -> AsyncIterator[int]:
+    """A TCP peer that answers ``describe`` with ``answer`` and stays open."""
+
+    async def handle(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await reader.readline()
+        writer.write(answer)
+        await writer.drain()
+        await reader.read()  # until the other side closes
+        writer.close()
+
+    server = await asyncio.start_server(handle, HOST, 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize("answer", NOT_WYOMING.values(), ids=NOT_WYOMING.keys())
+async def test_json_that_is_not_wyoming_is_not_a_satellite(
+    hass: HomeAssistant, answer: bytes
+) -> None:
+    async with _answering(answer) as port:
+        result = await _submit(hass, HOST, port)
+        discovered = await _discover(hass, port)
+        entry = _entry(hass, None, port)
+        await hass.config_entries.async_setup(entry.entry_id)
+        state = entry.state
+        await hass.config_entries.async_unload(entry.entry_id)
+
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "not_a_satellite"}
+    assert discovered["type"] is FlowResultType.ABORT
+    assert discovered["reason"] == "not_a_satellite"
+    assert state is ConfigEntryState.SETUP_RETRY  # retried, not a setup error
 
 
 async def test_a_running_satellite_creates_an_entry(

@@ -1,13 +1,14 @@
 """The entities of a satellite against the real satellite subprocess.
 
 Device, availability that follows the link (kill the satellite, start it again on
-the same port), the mute switch, diagnostics, and setup against a peer that
-never answers.
+the same port), the mute switch, diagnostics (and what they must not show), and
+setup against a peer that never answers.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 import json
 from pathlib import Path
@@ -19,6 +20,7 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
@@ -156,3 +158,42 @@ async def test_setup_retries_when_the_peer_never_answers(
     assert reason is not None
     assert f"127.0.0.1:{port}" in reason
     assert servers.free_port() != port
+
+
+async def test_diagnostics_hide_the_address_the_satellite_id_and_what_was_said(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    spoken = "Your PIN is 4711."
+
+    async def parts() -> AsyncIterator[tuple[str, Pcm]]:
+        yield spoken, Pcm(bytes(speech.RATE), rate=speech.RATE, width=2, channels=1)
+
+    async with AsyncExitStack() as stack:
+        sat = await stack.enter_async_context(
+            satellite(tmp_path, "--mic-file", str(wav))
+        )
+        entry = await add_voicestack(hass, stack, sat)
+        hub = entry.runtime_data
+        await wait_for(lambda: hub.connected, 10, "connected")
+        playback = await hub.speaker.speak(parts())
+        sat.process.kill()
+        await wait_for(
+            lambda: (hub.link.stats.last_error or "").startswith("cannot connect"),
+            30,
+            "a failed reconnect",
+        )
+        diagnostics = await async_get_config_entry_diagnostics(hass, entry)
+
+    assert playback.outcome == "played"
+    assert str(sat.port) in (hub.link.stats.last_error or "")
+    text = json.dumps(diagnostics)
+    for hidden in ("127.0.0.1", hub.satellite_id, "4711"):
+        assert hidden not in text, hidden
+    assert diagnostics["link"]["last_error"].startswith("cannot connect")
+    assert str(sat.port) not in diagnostics["link"]["last_error"]
+    assert diagnostics["satellite_id"] == "**REDACTED**"
+    assert diagnostics["voicestack"]["id"] == "**REDACTED**"
+    (sentence,) = diagnostics["speaker"]["last_playback"]["sentences"]
+    assert sentence["text"] == "**REDACTED**"
+    assert sentence["samples"] == speech.RATE // 2

@@ -154,3 +154,36 @@ def test_bad_options_are_cli_errors(tmp_path: Path) -> None:
         )
         assert result.returncode == 2, extra
         assert message in result.stderr, (extra, result.stderr)
+
+
+async def test_timer_events_with_stray_fields_keep_the_connection(
+    tmp_path: Path,
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    hooks = tmp_path / "hooks.jsonl"
+    stray = {"id": "t1", "total_seconds": 60, "event": "x", "state": "y", "name": 7}
+    async with (
+        satellite(
+            tmp_path, "--mic-file", str(wav), "--event-command", f"tee -a {hooks}"
+        ) as sat,
+        sat.connect() as client,
+    ):
+        await run_satellite(client)
+        await client.write_event(Event("timer-started", stray))
+        await client.write_event(Event("timer-cancelled", {"id": ["t1"]}))
+        await client.write_event(Event("ping", {"text": "alive"}))
+        pong, _ = await read_until(client, "pong", 5)
+        async with asyncio.timeout(5):
+            while hooks.read_text().count('"timer"') < 2:
+                await asyncio.sleep(0.05)
+
+    assert pong.data["text"] == "alive"
+    timers = [
+        {k: v for k, v in json.loads(line).items() if k != "time"}
+        for line in hooks.read_text().splitlines()
+        if '"timer"' in line
+    ]
+    assert timers == [
+        {"state": "timer", "event": "timer-started", "id": "t1", "total_seconds": 60},
+        {"state": "timer", "event": "timer-cancelled"},
+    ]

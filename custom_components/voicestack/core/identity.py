@@ -15,7 +15,7 @@ from typing import Any
 from wyoming.event import Event
 from wyoming.info import Info, Satellite
 
-from .wyoming_info import async_describe_event
+from .wyoming_info import MALFORMED, NotWyomingError, async_describe_event
 
 INFO_KEY = "voicestack"
 
@@ -74,17 +74,29 @@ def address_unique_id(host: str, port: int) -> str:
 
 
 def identify(host: str, port: int, info_event: Event) -> Identity:
-    """Build the identity of the peer at ``host``:``port`` from its ``info`` event."""
+    """Build the identity of the peer at ``host``:``port`` from its ``info`` event.
+
+    Raises ``NotWyomingError`` when the ``info`` is not one wyoming can read.
+    """
+    if not isinstance(info_event.data, Mapping):
+        raise NotWyomingError(f"{host}:{port}: info data is not an object")
+    try:
+        info = Info.from_event(info_event)
+    except MALFORMED as err:
+        raise NotWyomingError(f"{host}:{port}: {type(err).__name__}: {err}") from err
     block = voicestack_block(info_event.data)
     return Identity(
-        info=Info.from_event(info_event),
+        info=info,
         voicestack=block,
         unique_id=block.id if block else address_unique_id(host, port),
     )
 
 
 async def async_identify(host: str, port: int, timeout_s: float) -> Identity:
-    """Ask the peer ``describe``; raises ``PeerUnreachableError`` like it."""
+    """Ask the peer ``describe``.
+
+    Raises ``PeerUnreachableError`` or ``NotWyomingError`` like it and ``identify``.
+    """
     return identify(host, port, await async_describe_event(host, port, timeout_s))
 
 

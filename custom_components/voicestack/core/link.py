@@ -44,18 +44,12 @@ from wyoming.satellite import RunSatellite
 
 from .backoff import Backoff
 from .identity import voicestack_block
+from .wyoming_info import MALFORMED
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")  # not PEP 695 syntax: keeps core/ importable on Python 3.11
 
 BUSY_CODE = "busy"  # error code of a satellite that already has an owner
-
-# wyoming 1.10.2's ``async_read_event`` turns ValueError (bad JSON, a header line
-# over the stream limit) into ``None`` itself, but a header that is valid JSON of
-# the wrong shape escapes it: no "type" -> KeyError, not an object ->
-# AttributeError, a non-numeric length -> TypeError; "data" that is not an
-# object -> AttributeError/TypeError/ValueError.
-_MALFORMED = (KeyError, TypeError, AttributeError, ValueError)
 
 
 class LinkListener(Protocol):
@@ -109,7 +103,7 @@ class _Connection:
             event = await async_read_event(self._reader)
         except (OSError, EOFError) as err:  # IncompleteReadError is an EOFError
             raise _LinkDownError(self.reason or f"connection error: {err!r}") from err
-        except _MALFORMED as err:
+        except MALFORMED as err:
             raise _LinkDownError(
                 self.reason or f"invalid data from the satellite: {err!r}"
             ) from err
@@ -348,6 +342,12 @@ class SatelliteLink:
         while True:
             event = await conn.read()
             if Info.is_type(event.type):
+                try:
+                    Info.from_event(event)
+                except MALFORMED as err:
+                    raise _LinkDownError(
+                        f"invalid info from the satellite: {err!r}"
+                    ) from err
                 return event
             _LOGGER.debug("Skipping %s from %s before info", event.type, self.name)
 
