@@ -17,7 +17,15 @@ from typing import Any
 
 from aiohttp import web
 from homeassistant.components.http import HomeAssistantView
-from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.const import (
+    ATTR_AREA_ID,
+    ATTR_DEVICE_ID,
+    ATTR_ENTITY_ID,
+    ATTR_FLOOR_ID,
+    ATTR_LABEL_ID,
+    ENTITY_MATCH_ALL,
+    EVENT_HOMEASSISTANT_STOP,
+)
 from homeassistant.core import (
     Event,
     HomeAssistant,
@@ -27,7 +35,11 @@ from homeassistant.core import (
     callback,
 )
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import (
+    config_validation as cv,
+    entity_registry as er,
+    service,
+)
 from homeassistant.util.hass_dict import HassKey
 import voluptuous as vol
 
@@ -44,7 +56,12 @@ from .core.announce import (
 )
 from .core.clock import LoopClock
 from .core.wav import Pcm
-from .hub import SatelliteHub, VoiceStackConfigEntry, hubs_for_entities
+from .hub import (
+    SatelliteHub,
+    VoiceStackConfigEntry,
+    hub_for_entity,
+    hubs_for_entities,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -56,14 +73,19 @@ METRICS_URL = "/api/voicestack/metrics"
 ANNOUNCE_SCHEMA = vol.Schema(
     {
         vol.Required("message"): cv.string,
-        vol.Optional("priority", default=str(Priority.NORMAL)): vol.In(
-            [str(p) for p in Priority]
-        ),
+        # Priority and ttl are checked by the announcer, which answers with a
+        # translated error (a schema error would not be translated).
+        vol.Optional("priority", default=str(Priority.NORMAL)): cv.string,
         vol.Optional("category", default="general"): cv.string,
         vol.Optional("source"): cv.string,
-        vol.Optional("target"): cv.comp_entity_ids,
+        # The field before Home Assistant's target was accepted: entity ids, or
+        # "all". Kept so existing automations keep working.
+        vol.Optional("target"): vol.Any(
+            vol.All(cv.string, vol.Lower, vol.In([ENTITY_MATCH_ALL])), cv.entity_ids
+        ),
+        **cv.TARGET_SERVICE_FIELDS,
         vol.Optional("dedup_key"): cv.string,
-        vol.Optional("ttl"): vol.All(vol.Coerce(float), vol.Range(min=1, max=86400)),
+        vol.Optional("ttl"): vol.Any(vol.Coerce(float), cv.string),
     }
 )
 
@@ -78,7 +100,7 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
     hass.data[DATA_ANNOUNCER] = announcer
 
     async def announce(call: ServiceCall) -> ServiceResponse:
-        return _announce(hass, announcer, call)
+        return _announce(hass, announcer, call, await _target_satellites(hass, call))
 
     hass.services.async_register(
         DOMAIN,
@@ -126,15 +148,59 @@ def async_add_satellite(
     entry.async_on_unload(remove)
 
 
+_TARGET_KEYS = (
+    ATTR_ENTITY_ID,
+    ATTR_DEVICE_ID,
+    ATTR_AREA_ID,
+    ATTR_FLOOR_ID,
+    ATTR_LABEL_ID,
+)
+
+
+async def _target_satellites(
+    hass: HomeAssistant, call: ServiceCall
+) -> list[str] | None:
+    """The satellites a call names; ``None`` for every satellite.
+
+    Home Assistant's target (entities, devices, areas, floors, labels) and the
+    ``target`` field both work. An entity named outright must be a VoiceStack
+    satellite; a device, area, floor or label gives the satellites it holds,
+    and must hold one.
+    """
+    data = call.data
+    legacy = data.get("target")
+    if ENTITY_MATCH_ALL in (legacy, data.get(ATTR_ENTITY_ID)):
+        return None
+    if legacy is None and not any(key in data for key in _TARGET_KEYS):
+        return None
+    entity_ids = data.get(ATTR_ENTITY_ID)  # a list, or "none"
+    named = [
+        *(legacy or []),
+        *er.async_validate_entity_ids(
+            er.async_get(hass), entity_ids if isinstance(entity_ids, list) else []
+        ),
+    ]
+    hubs = hubs_for_entities(hass, named)
+    referenced = await service.async_extract_entity_ids(call)
+    hubs += [
+        hub
+        for entity_id in sorted(referenced - set(named))
+        if (hub := hub_for_entity(hass, entity_id)) is not None
+    ]
+    if not hubs:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN, translation_key="announce_no_satellite"
+        )
+    return list(dict.fromkeys(hub.satellite_id for hub in hubs))
+
+
 def _announce(
-    hass: HomeAssistant, announcer: Announcer, call: ServiceCall
+    hass: HomeAssistant,
+    announcer: Announcer,
+    call: ServiceCall,
+    targets: list[str] | None,
 ) -> ServiceResponse:
     data = call.data
-    targets = (
-        None
-        if "target" not in data
-        else [hub.satellite_id for hub in hubs_for_entities(hass, data["target"])]
-    )
     # The first message of a possible burst is usually said alone: start its
     # synthesis while the merge window waits (a burst wastes one synthesis).
     idle = [

@@ -7,7 +7,7 @@ the assist satellite entity, which runs the voice loop.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 import logging
 from typing import TYPE_CHECKING
 
@@ -258,31 +258,41 @@ class SatelliteHub:
         )
 
 
-def hubs_for_entities(hass: HomeAssistant, entity_ids: list[str]) -> list[SatelliteHub]:
+def hub_for_entity(hass: HomeAssistant, entity_id: str) -> SatelliteHub | None:
+    """The hub behind ``entity_id`` if it is a loaded VoiceStack assist satellite."""
+    entity = er.async_get(hass).async_get(entity_id)
+    if entity is None or entity.domain != "assist_satellite":
+        return None
+    entry = (
+        hass.config_entries.async_get_entry(entity.config_entry_id)
+        if entity.config_entry_id
+        else None
+    )
+    if (
+        entry is None
+        or entry.domain != DOMAIN
+        or entry.state is not ConfigEntryState.LOADED
+    ):
+        return None
+    hub: SatelliteHub = entry.runtime_data
+    return hub
+
+
+def hubs_for_entities(
+    hass: HomeAssistant, entity_ids: Iterable[str]
+) -> list[SatelliteHub]:
     """The hubs behind ``entity_ids`` (loaded VoiceStack assist satellites).
 
     Anything else is the caller's mistake: a translated validation error.
     """
-    registry = er.async_get(hass)
     hubs = []
     for entity_id in entity_ids:
-        entity = registry.async_get(entity_id)
-        entry = (
-            hass.config_entries.async_get_entry(entity.config_entry_id)
-            if entity is not None and entity.config_entry_id
-            else None
-        )
-        if (
-            entity is None
-            or entry is None
-            or entry.domain != DOMAIN
-            or entity.domain != "assist_satellite"
-            or entry.state is not ConfigEntryState.LOADED
-        ):
+        hub = hub_for_entity(hass, entity_id)
+        if hub is None:
             raise ServiceValidationError(
                 translation_domain=DOMAIN,
                 translation_key="not_a_satellite_entity",
                 translation_placeholders={"entity_id": entity_id},
             )
-        hubs.append(entry.runtime_data)
+        hubs.append(hub)
     return hubs

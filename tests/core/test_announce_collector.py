@@ -75,6 +75,18 @@ def test_rate_limit_allows_a_burst_then_refills_exactly() -> None:
     assert [reason for _, reason in drops.log] == [DropReason.RATE] * 3
 
 
+@pytest.mark.parametrize("span_s", [0.5, 1.0, 3.0])
+def test_the_rate_is_a_burst_of_5_then_5_per_second(span_s: float) -> None:
+    """docs/announcements.md: at most 5 + 5·T in T seconds (10 in the first)."""
+    buckets = TokenBuckets(5.0)
+    calls = [n / 1000 for n in range(round(span_s * 1000) + 1)]  # every ms of [0, T]
+    allowed = [at for at in calls if buckets.allow("automation.doors", now=at)]
+    assert allowed[:5] == calls[:5]  # the burst
+    assert len(allowed) == 5 + int(5 * span_s)
+    gaps = [b - a for a, b in itertools.pairwise(allowed[5:])]
+    assert gaps == pytest.approx([0.2] * len(gaps), abs=0.001)
+
+
 def test_token_buckets_forget_idle_sources() -> None:
     buckets = TokenBuckets(5.0)
     for n in range(2000):
@@ -92,6 +104,23 @@ def test_dedup_window_from_the_accepted_message() -> None:
     )
     clock.advance(0.001)  # 10 s after the accepted one; the repeat did not extend it
     assert queue.offer(item(clock, "Door open")) is None
+
+
+def test_a_message_dropped_unsaid_may_be_sent_again_at_once() -> None:
+    clock = ManualClock()
+    queue, drops = collector(clock, rate_per_source=0, queue_max=2)
+    for text in ("Door open", "Window open", "Gate open"):  # the first overflows
+        queue.offer(item(clock, text, Priority.LOW, ttl_s=5.0))
+    clock.advance(1.0)
+    # Not a repeat (it was never said); it pushes "Window open" out in turn.
+    assert queue.offer(item(clock, "Door open", Priority.HIGH)) is None
+    clock.advance(5.0)  # "Gate open" expires unsaid
+    assert queue.offer(item(clock, "Gate open")) is None
+    assert drops.log == [
+        ("Door open", DropReason.OVERFLOW),
+        ("Window open", DropReason.OVERFLOW),
+        ("Gate open", DropReason.TTL),
+    ]
 
 
 def test_dedup_is_per_category_unless_a_key_is_given() -> None:

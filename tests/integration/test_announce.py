@@ -15,6 +15,7 @@ from typing import Any
 
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import area_registry as ar
 import pytest
 
 from custom_components.voicestack.const import DOMAIN
@@ -188,6 +189,10 @@ async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
         ({"message": ""}, "announce_empty_message"),
         ({"message": "x", "category": "gossip"}, "announce_unknown_category"),
         ({"message": "x", "target": "light.kitchen"}, "not_a_satellite_entity"),
+        ({"message": "x", "priority": "urgent"}, "announce_invalid_priority"),
+        ({"message": "x", "ttl": -5}, "announce_invalid_ttl"),
+        ({"message": "x", "ttl": "soon"}, "announce_invalid_ttl"),
+        ({"message": "x", "ttl": 90000}, "announce_invalid_ttl"),
     ],
 )
 async def test_bad_service_data_gets_a_translated_error(
@@ -205,6 +210,37 @@ async def test_bad_service_data_gets_a_translated_error(
 
     assert err.value.translation_key == key
     assert err.value.translation_domain == DOMAIN
+
+
+async def test_targets_as_home_assistant_names_them(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    async with AsyncExitStack() as stack:
+        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        assert hub.satellite is not None
+        device_id = hub.satellite.device_id
+        empty_area = ar.async_get(hass).async_get_or_create("Garage")
+        targets = {
+            "the target field, all": {"target": "all"},
+            "the target field, ALL": {"target": "ALL"},
+            "the target field, one": {"target": [SATELLITE]},
+            "entity_id": {"entity_id": SATELLITE},
+            "entity_id all": {"entity_id": "all"},
+            "device_id": {"device_id": device_id},
+            "a device and the entity": {"device_id": device_id, "entity_id": SATELLITE},
+        }
+        said = {}
+        for n, (name, target) in enumerate(targets.items()):
+            response = await announce(hass, message=f"Message {n}.", **target)
+            said[name] = [r["satellite"] for r in response["announcements"]]
+        with pytest.raises(ServiceValidationError) as empty:
+            await announce(hass, message="Nobody hears this.", area_id=empty_area.id)
+        with pytest.raises(ServiceValidationError) as light:
+            await announce(hass, message="x", entity_id="light.kitchen")
+
+    assert said == {name: [hub.satellite_id] for name in targets}
+    assert empty.value.translation_key == "announce_no_satellite"
+    assert light.value.translation_key == "not_a_satellite_entity"
 
 
 async def test_metrics_view_balances_and_is_503_when_unloaded(

@@ -161,7 +161,7 @@ class Collector:
             dropped.append(bucket.pop(next(iter(bucket))))
             self._count -= 1
         if dropped:
-            self._on_drop(dropped, DropReason.OVERFLOW)
+            self._drop_unsaid(dropped, DropReason.OVERFLOW)
         return dropped
 
     def _schedule_sweep(self, at: float) -> None:
@@ -188,4 +188,14 @@ class Collector:
             self._schedule_sweep(following)
         if expired:
             expired.sort(key=lambda item: item.seq)
-            self._on_drop(expired, DropReason.TTL)
+            self._drop_unsaid(expired, DropReason.TTL)
+
+    def _drop_unsaid(self, items: list[Announcement], reason: DropReason) -> None:
+        """Drop messages that were admitted but never said.
+
+        Their dedup keys are forgotten: the same message sent again is a retry
+        of something nobody heard, not a repeat.
+        """
+        for item in items:
+            self._dedup.forget(item.dedup_key)
+        self._on_drop(items, reason)

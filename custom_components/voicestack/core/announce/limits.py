@@ -88,6 +88,10 @@ class Deduplicator:
         self._until[key] = now + self.window_s
         self._until.move_to_end(key)
 
+    def forget(self, key: str) -> None:
+        """``key``'s message was never said (dropped): a retry is no repeat."""
+        self._until.pop(key, None)
+
     def _forget_expired(self, now: float) -> None:
         # Keys are in the order they were remembered, so expired ones are in front
         # (unless the window was changed meanwhile: ``is_duplicate`` re-checks).

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 import itertools
-import math
 import secrets
 from types import MappingProxyType
 from typing import Any, Final, Protocol
@@ -65,6 +64,7 @@ CATEGORY_PRIORITY: Final[Mapping[str, int]] = MappingProxyType(
 )
 CATEGORIES: Final = tuple(CATEGORY_PRIORITY)
 DEFAULT_CATEGORY: Final = "general"
+MAX_TTL_S: Final = 86400  # a day: older news is no announcement
 DEFAULT_SOURCE: Final = "service"
 # Float slack for deadlines: 1000.0 + 0.199 + 0.001 < 1000.2, yet a timer or a
 # window due "at 0.2 s" must count as reached then.
@@ -188,11 +188,13 @@ class AnnounceRequest:
                 field="category",
             )
         if ttl_s is not None and not (
-            isinstance(ttl_s, int | float) and math.isfinite(ttl_s) and ttl_s > 0
+            isinstance(ttl_s, int | float)
+            and not isinstance(ttl_s, bool)
+            and 0 < ttl_s <= MAX_TTL_S
         ):
             raise AnnounceError(
                 "invalid_ttl",
-                f"ttl must be a positive number, got {ttl_s!r}",
+                f"ttl must be a positive number of seconds up to {MAX_TTL_S}, got {ttl_s!r}",
                 field="ttl",
             )
         return cls(
