@@ -19,6 +19,7 @@ from .sounds import Sounds
 from .wake import WakeDetector, WakeWordError, parse_spec
 from .wire import MAX_HEADER_BYTES
 
+SHUTDOWN_S = 2.0  # SIGTERM to exit, at most, whatever the clients do
 _LOGGER = logging.getLogger("voicestack_satellite")
 
 
@@ -98,8 +99,14 @@ async def _run(
     if isinstance(mic, CommandMic):
         mic.on_error = coordinator.report_error
 
+    connections: set[asyncio.StreamWriter] = set()
+
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await coordinator.handle_peer(Peer(reader, writer))
+        connections.add(writer)
+        try:
+            await coordinator.handle_peer(Peer(reader, writer))
+        finally:
+            connections.discard(writer)
 
     server = await asyncio.start_server(
         serve, settings.host, settings.port, limit=MAX_HEADER_BYTES
@@ -131,8 +138,16 @@ async def _run(
         with contextlib.suppress(asyncio.CancelledError):
             await task
     server.close()
-    await coordinator.close()
-    await server.wait_closed()
+    # Whatever the clients do (idle, not reading), the process ends now: every
+    # connection is cut at once, and waiting for the rest is bounded.
+    for writer in list(connections):
+        writer.transport.abort()
+    try:
+        async with asyncio.timeout(SHUTDOWN_S):
+            await coordinator.close()
+            await server.wait_closed()
+    except TimeoutError:
+        _LOGGER.warning("Connections still closing after %.0f s; exiting", SHUTDOWN_S)
     await player.close()
     if hooks is not None:
         await hooks.close()

@@ -263,3 +263,27 @@ async def test_it_ends_the_request_itself_when_asked(tmp_path: Path) -> None:
     # chunk or two) after the last word, not after --max-request.
     assert 0.4 < ended - speech_ends < 1.0
     assert stop.type == "audio-stop"
+
+
+async def test_sigterm_ends_the_satellite_whatever_its_clients_do(
+    tmp_path: Path,
+) -> None:
+    """Idle clients and an owner that reads nothing do not keep it alive.
+
+    (On Python 3.12+ ``wait_closed`` waits for every connection; one idle client
+    kept the satellite running for more than 15 s.)
+    """
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with satellite(tmp_path, "--mic-file", str(wav)) as sat:
+        async with sat.connect() as owner:
+            await run_satellite(owner)
+            idle = [
+                await asyncio.open_connection("127.0.0.1", sat.port) for _ in range(3)
+            ]
+            sat.process.terminate()
+            code = await asyncio.to_thread(sat.process.wait, 5)
+        for _reader, writer in idle:
+            writer.close()
+
+    assert code == 0
+    assert "Stopping" in sat.log_text()
