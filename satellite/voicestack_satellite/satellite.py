@@ -78,6 +78,8 @@ class SatelliteCoordinator:
         self._owner: Peer | None = None
         self._running = False  # owner sent run-satellite and no pause since
         self._streaming_since: float | None = None
+        # Ends a request the peer never ends, even when no mic chunk comes.
+        self._deadline: asyncio.TimerHandle | None = None
         self._streamed = 0  # samples sent in the current request (for timestamps)
         self._listen_until: float | None = None
         # Always-listening mode: every speech segment becomes a request.
@@ -110,6 +112,7 @@ class SatelliteCoordinator:
                 self._owner = None
                 self._running = False
                 self._streaming_since = None
+                self._cancel_deadline()
                 self._listen_until = None
                 self._always_listening = False
                 await self._set_state("idle")
@@ -377,13 +380,6 @@ class SatelliteCoordinator:
                     self._play_sound("done")
                 await self._set_state("thinking")
                 return
-            limit = self._settings.max_request_s
-            if time.monotonic() - self._streaming_since > limit:
-                _LOGGER.warning("No end of utterance from the peer after %s s", limit)
-                if self._endpointer is not None and not self._endpointer.heard_speech:
-                    # Speech-to-text would only make words up from the silence.
-                    await self._send_extension(Event(extensions.NO_SPEECH, {}))
-                await self._stop_streaming()
             return
         if not self._running:
             # Paused (muted): nothing may start a request, and a listen window
@@ -466,6 +462,10 @@ class SatelliteCoordinator:
         )
         self._streamed = 0
         self._streaming_since = time.monotonic()
+        self._deadline = asyncio.get_running_loop().call_later(
+            self._settings.max_request_s,
+            lambda: self._spawn(self._request_timed_out()),
+        )
         self._endpointer = None
         if (silence := self._owner.end_of_speech_s) is not None:
             self._endpointer = Endpointer(silence)
@@ -488,11 +488,32 @@ class SatelliteCoordinator:
             )
             self._streamed += len(part)
 
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    async def _request_timed_out(self) -> None:
+        """``--max-request`` passed and the request still streams.
+
+        A timer, not a check per mic chunk: a mic that died sends no chunks.
+        """
+        self._deadline = None
+        if self._streaming_since is None:
+            return
+        limit = self._settings.max_request_s
+        _LOGGER.warning("No end of utterance from the peer after %s s", limit)
+        if self._endpointer is not None and not self._endpointer.heard_speech:
+            # Speech-to-text would only make words up from the silence.
+            await self._send_extension(Event(extensions.NO_SPEECH, {}))
+        await self._stop_streaming()
+
     async def _stop_streaming(self) -> bool:
         """End the request's audio; False if none was streaming."""
         if self._streaming_since is None:
             return False
         self._streaming_since = None
+        self._cancel_deadline()
         self._muted_until_played = None
         self._vad.reset()
         await self._send(

@@ -187,3 +187,24 @@ async def test_timer_events_with_stray_fields_keep_the_connection(
         {"state": "timer", "event": "timer-started", "id": "t1", "total_seconds": 60},
         {"state": "timer", "event": "timer-cancelled"},
     ]
+
+
+async def test_a_mic_that_goes_silent_mid_request_still_ends_it(tmp_path: Path) -> None:
+    """--max-request is a timer: a dead mic sends no chunk to check it on."""
+    wake = speech.pad(speech.speak("Hey Jarvis."), 2.0, 1.0)
+    async with (
+        satellite(tmp_path, "--mic-stdin", "--max-request", "2", stdin=True) as sat,
+        sat.connect() as client,
+    ):
+        assert sat.process.stdin is not None
+        await run_satellite(client)
+        sat.process.stdin.write(wake)  # then nothing more, ever
+        sat.process.stdin.flush()
+        await read_until(client, "audio-start", 10)
+        started = asyncio.get_running_loop().time()
+        stop, _ = await read_until(client, "audio-stop", 10)
+        waited = asyncio.get_running_loop().time() - started
+
+    assert stop.type == "audio-stop"
+    assert 1.5 < waited < 6.0  # the 2 s limit, not the next chunk that never comes
+    assert "No end of utterance from the peer after 2.0 s" in sat.log_text()
