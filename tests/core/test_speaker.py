@@ -104,6 +104,26 @@ async def test_a_timeout_stops_playback_and_frees_the_speaker() -> None:
     assert not speaker.busy
 
 
+async def test_a_playback_cut_short_by_stop_says_so() -> None:
+    """A voice response cut by a critical announcement is not ``played``."""
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
+    while "audio-stop" not in link.types():
+        await asyncio.sleep(0)
+    stopping = asyncio.create_task(speaker.stop())
+    while "voicestack-flush" not in link.types():
+        await asyncio.sleep(0)
+    speaker.played()  # the satellite confirms the flush
+    assert await stopping
+    assert (await task).outcome == "stopped"
+    after = asyncio.create_task(speaker.speak(parts(("Next.", pcm(0.01)))))
+    while link.types().count("audio-stop") < 2:
+        await asyncio.sleep(0)
+    speaker.played()
+    assert (await after).outcome == "played"  # the next playback starts afresh
+
+
 async def test_a_lost_link_ends_the_wait() -> None:
     link = Recorder()
     speaker = Speaker(link.send, link.supports)

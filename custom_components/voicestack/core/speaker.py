@@ -79,6 +79,7 @@ class Speaker:
         self._played = asyncio.Event()
         self._streams_open = 0  # audio streams sent whose ``played`` is due
         self._lost = False
+        self._stopped = False  # ``stop`` cut the current playback short
         self.last: Playback | None = None
 
     @property
@@ -96,6 +97,7 @@ class Speaker:
             playback = Playback()
             self.last = playback
             self._lost = False
+            self._stopped = False
             self._played.clear()
             try:
                 return await self._play(parts, playback)
@@ -171,7 +173,11 @@ class Speaker:
             )
             await self.stop()
             return "timeout"
-        return "lost" if self._lost else "played"
+        if self._lost:
+            return "lost"
+        # Cut short by ``stop`` (a critical announcement): its ``played`` is the
+        # flush's, not the end of the audio.
+        return "stopped" if self._stopped else "played"
 
     async def _all_played(self) -> None:
         while self._streams_open > 0 and not self._lost:
@@ -188,6 +194,7 @@ class Speaker:
             return True
         if not self._supports(FLUSH_EVENT) or not await self._send(Event(FLUSH_EVENT)):
             return False
+        self._stopped = True
         try:
             async with asyncio.timeout(self._stop_grace_s):
                 await self._all_played()
