@@ -185,6 +185,17 @@ async def test_a_wake_phrase_with_a_command_runs_the_command() -> None:
     )
 
 
+async def test_extra_rules_need_a_wake_phrase_when_always_listening() -> None:
+    """The TV saying "weather" is no request; "okay nabu, weather" is."""
+    rule = ExactRule("weather", ["weather"], lambda hit: Outcome(speak="Sunny."))
+    dialog = Dialog(extra_rules=[rule])
+    await dialog.says("Weather?", at="base/weather", speak="Sunny.")  # wake word mode
+    await dialog.always_listening()
+
+    await dialog.says("Weather?", at="base/none", speak=None, agent=None)
+    await dialog.says("okay nabu, weather", at="base/wake", speak="Sunny.")
+
+
 async def test_the_satellites_wake_word_opens_a_query_when_always_listening() -> None:
     dialog = Dialog()
     await dialog.always_listening()

@@ -23,6 +23,7 @@ start/abort/submit actions, state for sensors).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import copy
 from dataclasses import dataclass, field
 from functools import partial
 import logging
@@ -184,18 +185,20 @@ class BaseFrame(Frame):
             *phrase_rules("shortcut", vocabulary.shortcuts, _shortcut),
             PhraseRule("start_dictation", vocabulary["base.start_dictation"], _start),
             PhraseRule("start_inventory", vocabulary["base.start_inventory"], _start),
-            *extra_rules,
         ]
         if mode is ListenMode.ALWAYS_LISTENING:
             # Speech without a wake phrase is never a command (the TV may say
-            # one): commands count only below the query a wake phrase opened.
-            for rule in rules[: len(rules) - len(extra_rules)]:
+            # one): commands, extra rules too, count only below the query a wake
+            # phrase opened. Extra rules are copied: the other mode's plan
+            # shares them.
+            rules += map(copy.copy, extra_rules)
+            for rule in rules:
                 rule.covered_only = True
             rules.append(
                 PhraseRule("wake", vocabulary["base.wake"], _wake, at="anywhere")
             )
         else:
-            rules.append(CatchAllRule("agent", _agent, top_only=True))
+            rules += [*extra_rules, CatchAllRule("agent", _agent, top_only=True)]
         return Plan(rules)
 
     @property
