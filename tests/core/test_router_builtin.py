@@ -438,6 +438,18 @@ async def test_dictation_exit_at_the_end_of_an_utterance_keeps_the_words_before(
     )
 
 
+async def test_a_wake_phrase_before_the_exit_is_not_dictated() -> None:
+    """Always listening, "Okay Nabu, end dictation." saves the notes, not the name."""
+    dialog = Dialog()
+    await dialog.always_listening()
+    await dialog.says("okay nabu start dictation", stack="base > dictation")
+    await dialog.says("Buy milk.", stack="base > dictation")
+
+    await dialog.says("Okay Nabu, end dictation.", at="dictation/exit", stack="base")
+
+    assert dialog.targets["dictation"].submissions[0].items == ("Buy milk.",)
+
+
 async def test_dictation_abort_phrase_discards() -> None:
     dialog = Dialog()
     await dialog.says("start dictation")

@@ -19,6 +19,7 @@ target that delivered part of a list keeps only the rest.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 import logging
 from typing import ClassVar
 
@@ -165,11 +166,20 @@ class GatheringFrame(Frame):
         """A submit/exit/save phrase."""
         return await self.submit(f"said {hit.heard.text!r}")
 
-    async def on_submit_after(self, hit: Hit) -> Outcome:
-        """An exit phrase ending an utterance: what precedes it is content."""
+    async def on_submit_after(
+        self, hit: Hit, wake: PhraseRule | None = None
+    ) -> Outcome:
+        """An exit phrase ending an utterance: what precedes it is content.
+
+        Except a ``wake`` phrase in front ("Okay Nabu, end dictation." in
+        always-listening mode): it called the assistant, it is no note.
+        """
         split: Split = hit.payload
-        if hear(split.before).real:
-            self.items.append(split.before)
+        before = split.before
+        if wake is not None and (lead := wake.match(hear(before))) is not None:
+            before = lead.after
+        if hear(before).real:
+            self.items.append(before)
         return await self.submit(f"said {split.phrase!r} at the end")
 
     def on_discard(self, hit: Hit) -> Outcome:
@@ -219,16 +229,17 @@ class DictationFrame(GatheringFrame):
     def build_plan(vocabulary: Vocabulary) -> Plan:
         """exit, abort, exit ending an utterance, catch-all; exclusive."""
         exits = vocabulary["dictation.exit"]
+        # Only matched, never run: finds a wake phrase in front of an exit.
+        wake = PhraseRule("wake", vocabulary["base.wake"], _discard)
+
+        def exit_after(frame: GatheringFrame, hit: Hit) -> Awaitable[Outcome]:
+            return frame.on_submit_after(hit, wake)
+
         return Plan(
             [
                 *phrase_rules("exit", exits, _submit),
                 *phrase_rules("abort", vocabulary["dictation.abort"], _discard),
-                PhraseRule(
-                    "exit",
-                    exits,
-                    frame_action(GatheringFrame.on_submit_after),
-                    at="end",
-                ),
+                PhraseRule("exit", exits, frame_action(exit_after), at="end"),
                 CatchAllRule("append", _append),
             ]
         )
