@@ -823,6 +823,22 @@ async def test_mode_select_pushes_and_pops_frames() -> None:
         await dialog.router.select_mode("party")
 
 
+@pytest.mark.parametrize("below", ["dictation", "inventory"])
+async def test_a_query_selected_over_a_gathering_frame_collects_the_words(
+    below: str,
+) -> None:
+    """docs/modes.md: a mode chosen in the select opens on top and gets the speech."""
+    dialog = Dialog()
+    await dialog.router.select_mode(below)
+    check(await dialog.router.select_mode("query"), stack=f"base > {below} > query")
+
+    await dialog.says("what is the weather", at="query/append")
+    await dialog.says("go", at="query/submit", agent="what is the weather")
+
+    assert dialog.stack == f"base > {below}"
+    assert dialog.targets[below].submissions == []
+
+
 async def test_start_with_a_target_and_submit_request() -> None:
     dialog = Dialog()
     queue = Recorder("queue", speak="Queued.")

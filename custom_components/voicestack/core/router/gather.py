@@ -240,7 +240,8 @@ class DictationFrame(GatheringFrame):
                 *phrase_rules("exit", exits, _submit),
                 *phrase_rules("abort", vocabulary["dictation.abort"], _discard),
                 PhraseRule("exit", exits, frame_action(exit_after), at="end"),
-                CatchAllRule("append", _append),
+                # Only on top: a query opened over it gets the speech.
+                CatchAllRule("append", _append, top_only=True),
             ]
         )
 
@@ -264,6 +265,6 @@ class InventoryFrame(GatheringFrame):
                     frame_action(GatheringFrame.on_undo),
                 ),
                 *phrase_rules("read_back", vocabulary["common.read_back"], _read_back),
-                CatchAllRule("append", _append),
+                CatchAllRule("append", _append, top_only=True),
             ]
         )
