@@ -737,6 +737,24 @@ async def test_an_unanswered_confirmation_expires() -> None:
     ]
 
 
+async def test_a_confirmation_covered_by_another_mode_still_expires() -> None:
+    """600 s under a dictation, then a bare "yes" must not unlock the door."""
+    dialog = guarded_dialog({"unlock the front door": ["lock.front_door"]})
+    await dialog.says("unlock the front door", stack="base > confirm")
+    await dialog.router.select_mode("dictation")
+    await dialog.says("Buy milk.", at="dictation/append")
+
+    assert await dialog.silence(600.0) == []  # covered: no timer decision
+    await dialog.says("End dictation.", at="dictation/exit", stack="base > confirm")
+    expired = await dialog.silence(0.0)
+    await dialog.says("Yes.", at="base/agent", agent="Yes.")
+
+    assert [(r.frame, r.rule, r.speak) for r in expired] == [
+        ("confirm", "timeout", "Never mind then.")
+    ]
+    assert dialog.stack == "base"
+
+
 async def test_harmless_requests_are_not_asked_about() -> None:
     dialog = guarded_dialog({"open the blinds": ["cover.living_room_blinds"]})
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 import inspect
 from typing import Final
 
-from .frames import Frame, Plan
+from .frames import Frame, Plan, StackControl
 from .replies import Replies
 from .rules import (
     ActionResult,
@@ -60,6 +60,30 @@ class ConfirmFrame(Frame):
         self.question = question
         self.on_yes = on_yes
         self.replies = replies
+        self._expires_at: float | None = None  # on the router's clock
+
+    def on_push(self, control: StackControl) -> None:
+        """Asked now: the question expires ``timeout_s`` from now."""
+        self._extend(control)
+        super().on_push(control)
+
+    def restart_timer(self) -> None:
+        """Run the timer to the question's expiry, not ``timeout_s`` from now.
+
+        Another mode on top (a dictation opened meanwhile) pauses the timer but
+        not the time: once that mode closes, an expired question goes at once,
+        and a stray "yes" cannot run an action asked about long ago.
+        """
+        self.stop_timer()
+        if self._expires_at is not None and self.control is not None:
+            remaining = max(0.0, self._expires_at - self.control.clock.now())
+            self._timer = self.control.after(
+                remaining, self, self.timer_name, self.on_timeout
+            )
+
+    def _extend(self, control: StackControl) -> None:
+        if self.timeout_s is not None:
+            self._expires_at = control.clock.now() + self.timeout_s
 
     @staticmethod
     def build_plan(vocabulary: Vocabulary, classify: Classify | None = None) -> Plan:
@@ -127,7 +151,8 @@ class ConfirmFrame(Frame):
         )
 
     def on_other(self, hit: Hit) -> Outcome:
-        """Neither yes nor no: ask again, keep waiting."""
+        """Neither yes nor no: ask again, and wait ``timeout_s`` from now."""
+        self._extend(self.stack)
         return Outcome(
             speak=self.replies.say_yes_or_no or None, reason="not yes or no; waiting"
         )
