@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Protocol
 
 STARTUP_TIMEOUT_S = 60.0
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +36,13 @@ def engines_python() -> str:
         return named
     engines = REPO / ".venv-engines" / "bin" / "python"
     return str(engines) if engines.resolve().exists() else sys.executable
+
+
+class Endpoint(Protocol):
+    """Where a Wyoming service listens."""
+
+    host: str
+    port: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,8 @@ class SatelliteHub:
         self.voice: str | None = entry.options.get(CONF_VOICE)
         self.muted = False
         self.assist_in_progress = False
+        # Requests whose speech-to-text found no words (a sensor counts them).
+        self.empty_transcripts = 0
         self.on_satellite_event: Callable[[Event], None] = lambda _event: None
         self.on_link_lost: Callable[[], None] = lambda: None
         # Says text on the satellite, after an optional sound (set by its entity,

@@ -1,4 +1,4 @@
-"""Sensors: announcement metrics, the text a voice mode has gathered, the queue."""
+"""Sensors: announcement metrics, voice-mode figures, empty transcripts."""
 
 from __future__ import annotations
 
@@ -177,6 +177,14 @@ MODE_SENSORS: tuple[ModesDescription, ...] = (
         translation_key="deferred_queue",
         state_class=SensorStateClass.MEASUREMENT,
         value=lambda modes: len(modes.queue),
+    ),
+    # Requests whose speech-to-text found no words: a wake word set off by the TV,
+    # a mic too far away. Counted since Home Assistant started.
+    ModesDescription(
+        key="empty_transcripts",
+        translation_key="empty_transcripts",
+        value=lambda modes: modes.hub.empty_transcripts,
+        **COUNTER,
     ),
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import (
@@ -32,6 +32,7 @@ from wyoming.wake import Detection
 
 from . import compat
 from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S, MODE_LISTEN_TIMEOUT_S
+from .core.router.normalize import hear
 from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
 from .core.speaker import Playback
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from .assist_satellite import VoiceStackSatellite
 
 _LOGGER = logging.getLogger(__name__)
+# Home Assistant's pipeline error when speech-to-text returned no text at all.
+STT_NO_TEXT = "stt-no-text-recognized"
 
 LISTEN_EVENT = "voicestack-listen"
 NO_SPEECH_EVENT = "voicestack-no-speech"
@@ -135,6 +138,8 @@ class VoiceLoop:
             self._transcript = (data.get("stt_output") or {}).get("text", "")
             self._send(Transcript(text=self._transcript).event())
         elif event.type is PipelineEventType.ERROR:
+            if data.get("code") == STT_NO_TEXT:
+                self._transcript = ""  # an empty transcript, not a failure
             _LOGGER.warning(
                 "%s: %s (%s)",
                 self.hub.entry.title,
@@ -177,6 +182,8 @@ class VoiceLoop:
                 # The answer to ``ask_question`` went to its caller (HA's base
                 # class took it from the STT result), not to the router.
                 _LOGGER.debug("%s: answer to a question", self.hub.entry.title)
+            elif self._transcript is not None and not hear(self._transcript).real:
+                self._nothing_recognized(self._transcript)
             elif self._transcript:
                 await self._respond(self._transcript)
         except HomeAssistantError as err:
@@ -320,15 +327,40 @@ class VoiceLoop:
             except HomeAssistantError as err:
                 _LOGGER.debug("No prefetch: %s", err)
 
+    def _nothing_recognized(self, text: str) -> None:
+        """Speech-to-text found no words ("", "[BLANK_AUDIO]"): count and tell."""
+        self.hub.empty_transcripts += 1
+        _LOGGER.info("%s: nothing recognized (%r)", self.hub.entry.title, text)
+        self.hass.bus.async_fire(
+            EVENT_UTTERANCE,
+            {
+                **self._utterance_data(text),
+                "outcome": "empty",
+                "frame": None,
+                "rule": None,
+                "reason": "speech-to-text found no words",
+                "trace": [],
+                "listen": False,
+                "sent_to_agent": False,
+            },
+        )
+        self.hub.notify()
+
+    def _utterance_data(self, text: str) -> dict[str, Any]:
+        return {
+            "entity_id": self.satellite.entity_id,
+            "device_id": self.satellite.device_id,
+            "text": text,
+            "wake_word": self._wake_word,
+            "conversation_id": self.satellite.conversation_id,
+        }
+
     def _fire_utterance(self, utterance: Utterance, route: Route) -> None:
         self.hass.bus.async_fire(
             EVENT_UTTERANCE,
             {
-                "entity_id": self.satellite.entity_id,
-                "device_id": self.satellite.device_id,
-                "text": utterance.text,
-                "wake_word": utterance.wake_word,
-                "conversation_id": utterance.conversation_id,
+                **self._utterance_data(utterance.text),
+                "outcome": "routed",
                 "frame": route.frame,
                 "rule": route.rule,
                 "reason": route.reason,

@@ -75,8 +75,9 @@ async def test_device_entities_and_diagnostics(
         "select.test_satellite_voice_mode",
         "sensor.test_satellite_gathered_text",
         "sensor.test_satellite_deferred_queue",
+        "sensor.test_satellite_empty_transcripts",
     } <= ids
-    assert len(ids) == 7 + 9 + 2  # and the other announcement metrics
+    assert len(ids) == 7 + 9 + 3  # and the other announcement metrics
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port

@@ -11,10 +11,17 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 from pathlib import Path
+from types import SimpleNamespace
+from typing import ClassVar
 
 from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import Event, HomeAssistant
 import pytest
+from wyoming.asr import Transcript
+from wyoming.audio import AudioStop
+from wyoming.event import Event as WyomingEvent
+from wyoming.info import AsrModel, AsrProgram, Attribution, Describe, Info
+from wyoming.server import AsyncEventHandler, AsyncServer
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from tests import servers, speech
@@ -252,3 +259,73 @@ async def test_announce_plays_through_the_speaker(
     assert announced[-1].data["entity_id"] == SATELLITE
     played = speech.read_wav_pcm(tmp_path / "played.1.wav")
     assert words(speech.transcribe(played)) == words(message)
+
+
+class _HearsNothing(AsyncEventHandler):
+    """A speech-to-text service that finds no words: the edge whisper has too.
+
+    Whisper answers "[BLANK_AUDIO]" or nothing for noise, but not on cue; this
+    Wyoming ASR server gives ``ANSWERS`` in turn, whatever it is sent.
+    """
+
+    ANSWERS: ClassVar[list[str]] = []
+
+    async def handle_event(self, event: WyomingEvent) -> bool:
+        if Describe.is_type(event.type):
+            attribution = Attribution(name="test", url="")
+            model = AsrModel(
+                name="nothing",
+                attribution=attribution,
+                installed=True,
+                description="hears nothing",
+                version="1",
+                languages=["en"],
+            )
+            program = AsrProgram(
+                name="nothing",
+                attribution=attribution,
+                installed=True,
+                description="hears nothing",
+                version="1",
+                models=[model],
+            )
+            await self.write_event(Info(asr=[program]).event())
+        elif AudioStop.is_type(event.type):
+            await self.write_event(Transcript(text=self.ANSWERS.pop(0)).event())
+        return True
+
+
+async def test_an_empty_transcript_is_an_event_and_a_count(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server
+) -> None:
+    mic = speech.write_wav(
+        tmp_path / "mic.wav", wake_and_say(COMMAND) + wake_and_say(COMMAND)
+    )
+    _HearsNothing.ANSWERS = ["[BLANK_AUDIO]", ""]
+    utterances: list[Event] = []
+    hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
+    endpoint = SimpleNamespace(host="127.0.0.1", port=servers.free_port())
+    stt = AsyncServer.from_uri(f"tcp://{endpoint.host}:{endpoint.port}")
+    await stt.start(_HearsNothing)
+    try:
+        async with AsyncExitStack() as stack:
+            await set_up_assist(hass, stack, tmp_path, piper, endpoint)
+            seen = light_states(hass, stack)
+            sat = await stack.enter_async_context(
+                satellite(tmp_path, "--mic-file", str(mic))
+            )
+            await add_voicestack(hass, stack, sat)
+            await wait_for(lambda: len(utterances) == 2, RUN_TIMEOUT_S, "two requests")
+            await hass.async_block_till_done()
+            count = hass.states.get("sensor.test_satellite_empty_transcripts")
+    finally:
+        await stt.stop()
+
+    assert [(u.data["text"], u.data["outcome"]) for u in utterances] == [
+        ("[BLANK_AUDIO]", "empty"),
+        ("", "empty"),
+    ]
+    assert all(u.data["sent_to_agent"] is False for u in utterances)
+    assert count is not None
+    assert count.state == "2"
+    assert seen == []  # nothing acted on
