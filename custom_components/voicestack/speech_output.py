@@ -8,6 +8,7 @@ and played, so the first audio comes as soon as the first sentence is ready.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+import logging
 
 from homeassistant.components import tts
 from homeassistant.components.assist_pipeline import Pipeline
@@ -16,6 +17,8 @@ from homeassistant.exceptions import HomeAssistantError
 
 from .const import DOMAIN
 from .core.wav import NotWavError, Pcm, read_wav
+
+_LOGGER = logging.getLogger(__name__)
 
 # WAV keeps the engine's own rate: no ffmpeg conversion per sentence (the
 # satellite resamples).
@@ -68,13 +71,45 @@ async def synthesize_sentences(
     sentences: list[str],
     voice: str | None = None,
 ) -> AsyncIterator[tuple[str, Pcm]]:
-    """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead."""
+    """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead.
+
+    A sentence the engine cannot say (wyoming-piper answers '… and 2 more.'
+    with an error, or says nothing) is skipped with a warning: the rest of the
+    utterance is still worth saying. Only when no sentence could be said does
+    the first error reach the caller (the engine is down).
+    """
     pending = [start_synthesis(hass, pipeline, s, voice) for s in sentences[:1]]
+    skipped: list[tuple[str, str]] = []  # not yet reported
+    first_error: HomeAssistantError | None = None
+    spoke = False
     for index, sentence in enumerate(sentences):
         stream = pending.pop(0)
         if index + 1 < len(sentences):
             pending.append(start_synthesis(hass, pipeline, sentences[index + 1], voice))
-        yield sentence, await read_stream(stream)
+        try:
+            pcm = await read_stream(stream)
+        except HomeAssistantError as err:
+            first_error = first_error or err
+            skipped.append((sentence, str(err)))
+            continue
+        if not pcm.audio:
+            skipped.append((sentence, "no audio"))
+            continue
+        _report_skipped(skipped)
+        spoke = True
+        yield sentence, pcm
+    if spoke:
+        _report_skipped(skipped)
+    elif first_error is not None:
+        raise first_error
+
+
+def _report_skipped(skipped: list[tuple[str, str]]) -> None:
+    for sentence, why in skipped:
+        _LOGGER.warning(
+            "No speech for %r (%s); skipped, the rest is said", sentence, why
+        )
+    skipped.clear()
 
 
 async def read_stream(stream: tts.ResultStream) -> Pcm:

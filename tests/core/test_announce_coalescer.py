@@ -137,7 +137,7 @@ def test_message_priority_orders_before_category_priority() -> None:
 def test_names_are_capped_at_three_with_and_n_more() -> None:
     items = [msg(f"Sensor {n} offline.", "error") for n in range(1, 6)]
     assert compose(items, OPTIONS).text == (
-        "5 errors: Sensor 1 offline, Sensor 2 offline, Sensor 3 offline … and 2 more."
+        "5 errors: Sensor 1 offline, Sensor 2 offline, Sensor 3 offline, and 2 more."
     )
 
 
@@ -147,7 +147,7 @@ def test_names_never_exceed_100_characters() -> None:
     text = compose(items, OPTIONS).text
     names = text.removeprefix("4 warnings: ").removesuffix(".")
     assert len(names) <= 100
-    assert names.endswith(" … and 3 more")
+    assert names.endswith(", and 3 more")
 
 
 def test_cap_names_within_the_limit_for_any_lengths() -> None:
@@ -166,7 +166,7 @@ def test_cap_names_within_the_limit_for_any_lengths() -> None:
 
 def test_cap_names_cuts_a_single_long_name_at_a_word() -> None:
     capped = cap_names(["alpha beta gamma delta epsilon", "zeta"], 3, 24)
-    assert capped == "alpha beta … and 1 more"
+    assert capped == "alpha beta, and 1 more"
 
 
 def test_shutdown_supersedes_ready() -> None:

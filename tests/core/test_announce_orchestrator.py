@@ -55,7 +55,7 @@ async def test_a_burst_of_twenty_from_five_sources_is_one_utterance() -> None:
     assert len(recorder.calls) == 1
     assert recorder.calls[0].at == 2.0
     assert recorder.texts[0] == (
-        "20 warnings: Door 0 open, Door 1 open, Door 2 open … and 17 more."
+        "20 warnings: Door 0 open, Door 1 open, Door 2 open, and 17 more."
     )
     snap = announcer.snapshot()
     assert (snap.received, snap.spoken, snap.coalesced, snap.queued) == (20, 1, 19, 0)
@@ -170,7 +170,7 @@ async def test_no_critical_storm() -> None:
     await settle()
     assert len(recorder.calls) == 2
     assert recorder.texts[1].startswith("30 critical alerts: alarm 0, alarm 1, alarm 2")
-    assert recorder.texts[1].endswith("… and 27 more.")
+    assert recorder.texts[1].endswith(", and 27 more.")
     recorder.finish()
     await settle()
     snap = announcer.snapshot()

@@ -35,6 +35,13 @@ from custom_components.voicestack.core.sentences import split_sentences
         ),
         ("No punctuation at the end", ["No punctuation at the end"]),
         ("Line one.\n\nLine  two is here.", ["Line one. Line two is here."]),
+        # No sentence starts with punctuation: Piper says nothing for "… and".
+        (
+            "The smoke detector went off … and the water sensor reports a leak.",
+            ["The smoke detector went off …", "and the water sensor reports a leak."],
+        ),
+        ("… and then it stopped.", ["and then it stopped."]),
+        ("Wait! ! The door is open.", ["Wait! The door is open."]),
     ],
 )
 def test_split_sentences(text: str, expected: list[str]) -> None:

@@ -15,10 +15,15 @@ _ABBREVIATIONS = frozenset(
 # A sentence ends at . ! ? … (and closing quotes/brackets), then whitespace.
 _END = re.compile(r"""(?<=[.!?…])["')\]]*\s+""")
 MIN_SENTENCE_CHARS = 12  # shorter pieces are merged into the next one
+_LEADING = "….,;:!? "  # punctuation a sentence must not start with
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` in order; never empty strings."""
+    """The sentences of ``text`` in order; never empty strings.
+
+    A sentence never starts with punctuation ("… and then"): wyoming-piper
+    says nothing at all for a text that starts with "…".
+    """
     text = " ".join(text.split())
     if not text:
         return []
@@ -33,7 +38,8 @@ def split_sentences(text: str) -> list[str]:
         start = match.end()
     if start < len(text):
         pieces.append(text[start:].strip())
-    return _merge_short(pieces)
+    words = (piece.lstrip(_LEADING) for piece in pieces)
+    return _merge_short([piece for piece in words if piece])
 
 
 def _merge_short(pieces: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ busy or offline stays ready; whatever arrives meanwhile joins it.
 - otherwise one sentence per category, the most important first (priority, then
   the category's priority): a category with one message says it as written,
   several use the category's template with ``{count}``, ``{names}`` (first
-  ``names_max`` texts, at most ``names_max_chars`` characters, "… and N more"),
+  ``names_max`` texts, at most ``names_max_chars`` characters, ", and N more"),
   ``{summary}`` (the same joined by "; ") and ``{latest}``.
 """
 
@@ -32,7 +32,9 @@ from .model import EPSILON_S, SUPERSEDES, Announcement
 from .options import AnnounceOptions
 
 _SENTENCE_END: Final = (".", "!", "?", "…")
-_MORE: Final = " … and {} more"
+# Not "… and N more": a sentence splitter ends a sentence at "…", and
+# wyoming-piper says nothing for a sentence that starts with it.
+_MORE: Final = ", and {} more"
 
 
 class CoalesceWindow:
@@ -169,7 +171,7 @@ def _sentence(group: list[Announcement], options: AnnounceOptions) -> str:
 def cap_names(
     names: Sequence[str], max_names: int, max_chars: int, *, separator: str = ", "
 ) -> str:
-    """The first ``max_names`` names within ``max_chars``, then "… and N more".
+    """The first ``max_names`` names within ``max_chars``, then ", and N more".
 
     Fewer names are listed if they would not fit; a single name that does not
     fit is cut at a word boundary.
@@ -183,7 +185,7 @@ def cap_names(
         shown -= 1
     room = max_chars - len(more)
     if len(listed) > room:
-        # "…" marks the cut, unless "… and N more" follows anyway.
+        # "…" marks the cut, unless ", and N more" follows anyway.
         listed = _cut(listed, room if more else room - 1) + ("" if more else "…")
     return listed + more
 

@@ -39,7 +39,7 @@ DEFAULT_TEMPLATES: Final[Mapping[str, str]] = MappingProxyType(
 )
 PLACEHOLDERS: Final = frozenset({"count", "names", "summary", "latest"})
 TEMPLATE_PREFIX: Final = "template_"
-_MIN_NAMES_CHARS: Final = 20  # room for one short name and "… and 99 more"
+_MIN_NAMES_CHARS: Final = 20  # room for one short name and ", and 99 more"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
