@@ -11,6 +11,7 @@ from homeassistant.helpers.typing import ConfigType
 from .announcements import (
     announce_options,
     async_add_satellite,
+    async_remove_satellite,
     async_setup_announcements,
 )
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
@@ -82,7 +83,12 @@ async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) 
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
-    """Remove the entities; the link stops through ``async_on_unload``."""
+    """Say the queued announcements, then remove the entities.
+
+    The entities go first otherwise, and with the satellite entity the voice
+    that says the queue. The link stops through ``async_on_unload``.
+    """
+    await async_remove_satellite(hass, entry.runtime_data)
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from functools import partial
 from http import HTTPStatus
 import logging
 from typing import Any
@@ -140,12 +141,19 @@ def async_add_satellite(
         options=announce_options(entry.options),
     )
     hub.announcer = satellite
+    entry.async_on_unload(partial(async_remove_satellite, hass, hub))
 
-    async def remove() -> None:
-        hub.announcer = None
-        await announcer.remove_satellite(hub.satellite_id)
 
-    entry.async_on_unload(remove)
+async def async_remove_satellite(hass: HomeAssistant, hub: SatelliteHub) -> None:
+    """Say what is queued (bounded by the shutdown flush), then stop announcing.
+
+    The entry's unload calls this before its platforms go: the satellite entity
+    speaks the queue, so an unload or reload loses nothing it had time to say.
+    """
+    if hub.announcer is None:
+        return
+    hub.announcer = None
+    await hass.data[DATA_ANNOUNCER].remove_satellite(hub.satellite_id)
 
 
 _TARGET_KEYS = (

@@ -212,6 +212,22 @@ async def test_bad_service_data_gets_a_translated_error(
     assert err.value.translation_domain == DOMAIN
 
 
+async def test_a_reload_says_what_was_queued_first(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    async with AsyncExitStack() as stack:
+        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        for text in ("The dryer is done.", "The mail has arrived."):
+            await announce(hass, message=text, source=text)  # in the merge window
+        assert await hass.config_entries.async_reload(hub.entry.entry_id)
+        await hass.async_block_till_done()
+
+    assert statuses(events, "dropped") == []
+    (finished,) = statuses(events, "finished")
+    assert len(finished["ids"]) == 2  # merged, said before the entities went
+    assert len(list(tmp_path.glob("played.*.wav"))) == 1
+
+
 async def test_targets_as_home_assistant_names_them(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
 ) -> None:
