@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 
 from .audio import AudioFormatError
@@ -19,6 +20,8 @@ from .sounds import Sounds
 from .wake import WakeDetector, WakeWordError, parse_spec
 from .wire import MAX_HEADER_BYTES
 
+ZEROCONF_TYPE = "_wyoming._tcp.local."
+MDNS_ADDRESS = "224.0.0.251"
 SHUTDOWN_S = 2.0  # SIGTERM to exit, at most, whatever the clients do
 _LOGGER = logging.getLogger("voicestack_satellite")
 
@@ -156,20 +159,46 @@ async def _run(
 
 
 async def _start_zeroconf(settings: Settings):
-    """Announce ``_wyoming._tcp.local.``; a failure is logged, never fatal."""
+    """Announce ``_wyoming._tcp.local.``; a failure is logged, never fatal.
+
+    A second satellite with the same ``--name`` on the network (the shipped
+    satellite.toml says "Kitchen") is announced as "Kitchen-2" instead of
+    ending in a crash loop under systemd.
+    """
     if not settings.zeroconf:
         return None
     try:
-        from wyoming.zeroconf import HomeAssistantZeroconf  # noqa: PLC0415
-
-        host = None if settings.host in ("0.0.0.0", "") else settings.host  # noqa: S104
-        zc = HomeAssistantZeroconf(port=settings.port, name=settings.name, host=host)
-        await zc.register_server()
-    except (ImportError, OSError) as err:
+        from zeroconf import Error as ZeroconfError  # noqa: PLC0415
+        from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf  # noqa: PLC0415
+    except ImportError as err:
         _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
         return None
-    _LOGGER.info("Announced on zeroconf as %s._wyoming._tcp.local.", settings.name)
-    return zc._aiozc  # noqa: SLF001 - wyoming exposes no close
+    aiozc: AsyncZeroconf | None = None
+    try:
+        host = _lan_address() if settings.host in ("0.0.0.0", "") else settings.host  # noqa: S104
+        info = AsyncServiceInfo(
+            ZEROCONF_TYPE,
+            f"{settings.name}.{ZEROCONF_TYPE}",
+            addresses=[socket.inet_aton(host)],
+            port=settings.port,
+        )
+        aiozc = AsyncZeroconf()
+        await aiozc.async_register_service(info, allow_name_change=True)
+    except (OSError, ZeroconfError) as err:
+        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
+        if aiozc is not None:
+            await aiozc.async_close()
+        return None
+    _LOGGER.info("Announced on zeroconf as %s", info.name)
+    return aiozc
+
+
+def _lan_address() -> str:
+    """The address other hosts reach this one at (the multicast route's source)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.setblocking(False)
+        probe.connect((MDNS_ADDRESS, 1))
+        return str(probe.getsockname()[0])
 
 
 if __name__ == "__main__":

@@ -216,6 +216,32 @@ async def test_it_announces_itself_on_zeroconf(tmp_path: Path) -> None:
     assert "Announced on zeroconf" in sat.log_text()
 
 
+async def test_two_satellites_with_one_name_are_both_announced(tmp_path: Path) -> None:
+    """The second "Kitchen" becomes "Kitchen-2" (it crashed on a non-unique name)."""
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    name = f"zc-{tmp_path.name}"
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    async with (
+        satellite(first, "--mic-file", str(wav), "--name", name, zeroconf=True) as one,
+    ):
+        async with asyncio.timeout(15):
+            while "Announced on zeroconf" not in one.log_text():
+                await asyncio.sleep(0.1)
+        async with satellite(
+            second, "--mic-file", str(wav), "--name", name, zeroconf=True
+        ) as two:
+            async with asyncio.timeout(15):
+                while "Announced on zeroconf" not in two.log_text():
+                    await asyncio.sleep(0.1)
+            alive = (one.process.poll(), two.process.poll())
+
+    assert alive == (None, None)
+    assert f"Announced on zeroconf as {name}._wyoming" in one.log_text()
+    assert f"Announced on zeroconf as {name}-2._wyoming" in two.log_text()
+
+
 async def test_a_silent_owner_loses_the_satellite_to_the_next(tmp_path: Path) -> None:
     """An owner whose network vanished without a close does not block forever."""
     wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
