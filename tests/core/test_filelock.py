@@ -1,7 +1,8 @@
 """RobustFileLock: real processes, real files, real time (short).
 
 The stress test runs 8 separate Python processes appending 500 lines each to one
-file; every line must arrive whole. The processes load ``core/filelock.py`` by
+file, each line in several writes under the lock; every line must arrive whole
+(without the lock they interleave, so the test can fail). The processes load ``core/filelock.py`` by
 path (it needs only the standard library), so they start in a blink instead of
 importing Home Assistant with the integration package.
 """
@@ -34,18 +35,31 @@ FILELOCK = Path(filelock.__file__)
 T = TypeVar("T")
 
 WRITER = """
-import asyncio, importlib.util, random, sys, zlib
+import asyncio, functools, importlib.util, os, random, sys, time, zlib
 spec = importlib.util.spec_from_file_location("filelock", sys.argv[1])
 filelock = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(filelock)
 path, proc, count = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(proc)
 
+def write_in_pieces(line):
+    # Several writes per line, a pause between: only the lock keeps other
+    # writers out (one O_APPEND write per line would be whole even unlocked).
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as file:
+        for start in range(0, len(line), 1500):
+            file.write(line[start : start + 1500])
+            file.flush()
+            time.sleep(0)
+
 async def main():
+    lock = filelock.RobustFileLock.for_file(path)
     for index in range(count):
         body = chr(ord("a") + proc) * rng.choice((1, 80, 700, 4000, 9000))
         head = f"{proc} {index} {body}"
-        await filelock.append_line(path, f"{head} {zlib.crc32(head.encode()):08x}")
+        line = f"{head} {zlib.crc32(head.encode()):08x}\\n"
+        await lock.run(functools.partial(write_in_pieces, line))
+    await filelock.append_line(path, f"{proc} done")  # the production path too
 
 print("ready", flush=True)
 sys.stdin.readline()
@@ -110,6 +124,9 @@ def test_eight_processes_append_4000_intact_lines(
 
     lines = path.read_bytes().split(b"\n")
     assert lines.pop() == b""  # the file ends with a newline
+    done = [line for line in lines if line.endswith(b" done")]
+    assert sorted(done) == [f"{proc} done".encode() for proc in range(writers)]
+    lines = [line for line in lines if not line.endswith(b" done")]
     assert len(lines) == writers * count
     seen: dict[int, list[int]] = {proc: [] for proc in range(writers)}
     for raw in lines:
@@ -229,8 +246,9 @@ async def test_the_directory_vanishing_while_waiting_is_survived(
     assert await holder.acquire()
     waiter = RobustFileLock(folder / "x.lock", poll_interval_s=0.005)
     waiting = asyncio.create_task(waiter.acquire(timeout_s=5.0))  # another task
-    while waiter.attempts < 2:
-        await asyncio.sleep(0.005)
+    async with asyncio.timeout(5):  # a broken lock never makes it wait
+        while waiter.attempts < 2:
+            await asyncio.sleep(0.005)
 
     shutil.rmtree(folder)
     await holder.release()
