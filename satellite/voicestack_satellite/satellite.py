@@ -385,6 +385,8 @@ class SatelliteCoordinator:
             # Paused (muted): nothing may start a request, and a listen window
             # open at the time of the pause is closed.
             self._listen_until = None
+            if self._owner is None:
+                await self._hear_wake_word_unowned(samples, end)
             return
         # VAD only matters for listen-now and speech during playback; idle
         # listening skips it (it costs ~15 % of the wake word engine).
@@ -415,6 +417,23 @@ class SatelliteCoordinator:
         )
         if name is not None:
             await self._on_wake(name, end)
+
+    async def _hear_wake_word_unowned(self, samples: np.ndarray, end: int) -> None:
+        """No Home Assistant yet: wake words are heard and logged, nothing streams.
+
+        A new install can test its mic and wake word before it is added
+        (docs/satellite.md, "Run it").
+        """
+        name = await asyncio.get_running_loop().run_in_executor(
+            self._inference, self._wake.process, samples, end
+        )
+        if name is not None:
+            _LOGGER.info(
+                "Wake word %s at sample %s (no Home Assistant connected: "
+                "nothing is streamed)",
+                name,
+                end,
+            )
 
     async def _on_wake(self, name: str, end: int) -> None:
         _LOGGER.info("Wake word %s at sample %s", name, end)

@@ -208,3 +208,21 @@ async def test_a_mic_that_goes_silent_mid_request_still_ends_it(tmp_path: Path) 
     assert stop.type == "audio-stop"
     assert 1.5 < waited < 6.0  # the 2 s limit, not the next chunk that never comes
     assert "No end of utterance from the peer after 2.0 s" in sat.log_text()
+
+
+async def test_a_wake_word_is_heard_and_logged_before_any_owner(tmp_path: Path) -> None:
+    """docs/satellite.md: say "hey jarvis" and watch the log before adding it."""
+    wake = speech.pad(speech.speak("Hey Jarvis."), 2.0, 1.0)
+    async with satellite(tmp_path, "--mic-stdin", stdin=True) as sat:
+        assert sat.process.stdin is not None
+        sat.process.stdin.write(wake)
+        sat.process.stdin.flush()
+        async with asyncio.timeout(15):
+            while "Wake word hey_jarvis" not in sat.log_text():
+                await asyncio.sleep(0.1)
+        async with sat.connect() as client:  # and nothing was waiting to stream
+            await client.write_event(Event("describe"))
+            _, before = await read_until(client, "info", 5)
+
+    assert "no Home Assistant connected: nothing is streamed" in sat.log_text()
+    assert [event.type for event in before] == []
