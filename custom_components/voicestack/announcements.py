@@ -261,9 +261,10 @@ async def async_announce_and_wait(
     Home Assistant's ``assist_satellite.announce`` returns once the message has
     been played. Here it waits its turn in the announcer (merged, prioritized,
     counted) and returns when its message was finished, dropped or cut short
-    for good (a lost satellite says it again after reconnecting, so that is
-    not the end). ``preamble`` (the preannounce chime) is played first, in the
-    same turn of the Speaker.
+    for good (a lost satellite says it again after reconnecting, and a failed
+    high or critical message is tried again, so neither is the end).
+    ``preamble`` (the preannounce chime) is played first, in the same turn of
+    the Speaker.
     """
     settled: asyncio.Future[str] = hass.loop.create_future()
     ids: set[str] = set()
@@ -274,7 +275,8 @@ async def async_announce_and_wait(
         if settled.done() or not ids.intersection(event.data["ids"]):
             return
         if status in (Status.FINISHED, Status.DROPPED) or (
-            status == Status.INTERRUPTED and reason != InterruptReason.LOST
+            status == Status.INTERRUPTED
+            and reason not in (InterruptReason.LOST, InterruptReason.FAILED)
         ):
             settled.set_result(status)
 

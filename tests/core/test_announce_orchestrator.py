@@ -305,6 +305,65 @@ async def test_speak_failure_drops_with_reason_failed_and_goes_on() -> None:
     assert_balanced(announcer)
 
 
+async def test_a_failed_critical_is_tried_again_until_it_is_said() -> None:
+    """TTS down for a few seconds: the critical is said once it is back."""
+    clock = ManualClock()
+    start = clock.now()
+    announcer, recorder, events = satellite(clock, hold=True)
+    say(announcer, "Smoke in the kitchen.", priority="critical")
+    await settle()
+    recorder.fail(RuntimeError("TTS down"))  # tried at 0 s
+    await settle()
+    assert recorder.waiting == []
+    clock.advance(1.0)  # retried after 1 s
+    await settle()
+    recorder.finish("empty")  # the engine said nothing
+    await settle()
+    clock.advance(1.9)  # the next try waits 2 s
+    await settle()
+    assert len(recorder.calls) == 2
+    clock.advance(0.1)
+    await settle()
+    recorder.finish("played")
+    await settle()
+
+    snap = announcer.snapshot()
+    assert [call.at - start for call in recorder.calls] == [0.0, 1.0, 3.0]
+    assert recorder.texts == ["Smoke in the kitchen."] * 3
+    assert (snap.spoken, snap.retries, snap.dropped_total) == (1, 2, 0)
+    assert [e.reason for e in events.of(Status.INTERRUPTED)] == ["failed", "failed"]
+    assert len(events.of(Status.FINISHED)) == 1
+    assert_balanced(announcer)
+
+
+async def test_a_failing_high_gives_up_at_its_time_to_live() -> None:
+    clock = ManualClock()
+    start = clock.now()
+    announcer, recorder, _ = satellite(clock, hold=True)
+    say(announcer, "The door is open.", priority="high", ttl_s=10.0)
+    clock.advance(0.3)
+    await settle()
+    while clock.now() < start + 20.0:
+        if recorder.waiting:
+            recorder.fail(RuntimeError("TTS down"))
+        await settle()
+        clock.advance(0.5)
+        await settle()
+
+    snap = announcer.snapshot()
+    # Tried at 0.3, 1.3, 3.3, 7.3 s (backoff 1, 2, 4); the next would be at 15.3.
+    assert [round(call.at - start, 1) for call in recorder.calls] == [
+        0.3,
+        1.3,
+        3.3,
+        7.3,
+    ]
+    assert snap.retries == 4
+    assert snap.dropped[DropReason.TTL] == 1
+    assert snap.spoken == 0
+    assert_balanced(announcer)
+
+
 async def test_timeout_counts_as_said() -> None:
     clock = ManualClock()
     announcer, recorder, events = satellite(clock, hold=True)

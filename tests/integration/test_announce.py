@@ -7,6 +7,7 @@ gets translated errors, and the metrics view balances.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -22,7 +23,7 @@ from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.hub import SatelliteHub
 from custom_components.voicestack.speech_output import synthesize_sentences
 from tests import servers, speech
-from tests.integration.assist import add_voicestack, set_up_assist, wait_for
+from tests.integration.assist import add_voicestack, set_up_assist, wait_for, words
 from tests.satellite.harness import satellite
 
 pytestmark = pytest.mark.e2e
@@ -210,6 +211,32 @@ async def test_bad_service_data_gets_a_translated_error(
 
     assert err.value.translation_key == key
     assert err.value.translation_domain == DOMAIN
+
+
+async def test_a_critical_said_while_tts_is_down_is_said_once_it_is_back(
+    hass: HomeAssistant, tmp_path: Path, whisper: servers.Server
+) -> None:
+    """Piper down when a critical comes: it is tried again and heard later."""
+    message = "Smoke in the kitchen. Leave the house."
+    async with AsyncExitStack() as stack:
+        piper = stack.enter_context(servers.piper_server())
+        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        piper.process.terminate()  # the engine goes down
+        await asyncio.to_thread(piper.process.wait)
+        await announce(hass, message=message, priority="critical")
+        await wait_for(lambda: hub.announcer.snapshot().retries >= 1, 20, "a retry")
+        stack.enter_context(servers.piper_server(piper.port))  # and comes back
+        await wait_for(lambda: statuses(events, "finished"), 60, "said at last")
+        snapshot = hub.announcer.snapshot()
+
+    (finished,) = statuses(events, "finished")
+    assert finished["text"] == message
+    assert snapshot.spoken == 1
+    assert snapshot.retries >= 1
+    assert snapshot.dropped_total == 0
+    assert snapshot.balanced
+    (played,) = tmp_path.glob("played.*.wav")
+    assert words(speech.transcribe(speech.read_wav_pcm(played))) == words(message)
 
 
 async def test_a_reload_says_what_was_queued_first(

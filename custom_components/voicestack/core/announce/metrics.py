@@ -39,6 +39,7 @@ class SatelliteMetrics:
     spoken: int = 0
     coalesced: int = 0
     interrupts: int = 0  # own utterances cut short by a critical
+    retries: int = 0  # utterances of high/critical messages tried again
     dropped: dict[DropReason, int] = field(default_factory=_no_drops)
     last_spoken_at: float | None = None  # wall-clock (UNIX) time
     latencies_s: deque[float] = field(
@@ -77,6 +78,7 @@ class MetricsSnapshot:
     coalesced: int
     dropped: Mapping[DropReason, int]
     interrupts: int
+    retries: int
     last_spoken_at: float | None  # UNIX time
     latency_p50_s: float | None
     latency_p95_s: float | None
@@ -109,6 +111,7 @@ class MetricsSnapshot:
             "dropped": {str(reason): n for reason, n in self.dropped.items()},
             "dropped_total": self.dropped_total,
             "interrupts": self.interrupts,
+            "retries": self.retries,
             "last_spoken_at": self.last_spoken_at,
             "latency_p50_s": self.latency_p50_s,
             "latency_p95_s": self.latency_p95_s,
@@ -120,6 +123,7 @@ def summarize(
 ) -> MetricsSnapshot:
     """Add up ``(metrics, queue_depth, in_flight)`` of one or more satellites."""
     queue_depth = in_flight = received = spoken = coalesced = interrupts = 0
+    retries = 0
     dropped = _no_drops()
     last: float | None = None
     latencies: list[float] = []
@@ -130,6 +134,7 @@ def summarize(
         spoken += metrics.spoken
         coalesced += metrics.coalesced
         interrupts += metrics.interrupts
+        retries += metrics.retries
         for reason, count in metrics.dropped.items():
             dropped[reason] += count
         if metrics.last_spoken_at is not None:
@@ -144,6 +149,7 @@ def summarize(
         coalesced=coalesced,
         dropped=dropped,
         interrupts=interrupts,
+        retries=retries,
         last_spoken_at=last,
         latency_p50_s=percentile(latencies, 50),
         latency_p95_s=percentile(latencies, 95),

@@ -112,6 +112,7 @@ class InterruptReason(StrEnum):
     STOPPED = "stopped"  # someone else stopped playback: discarded, stale
     LOST = "lost"  # the satellite went away: queued again, said after reconnect
     SHUTDOWN = "shutdown"  # shutdown ran out of time: discarded, counted shutdown
+    FAILED = "failed"  # nothing could be said: high and critical try again later
 
 
 class ReceiptStatus(StrEnum):

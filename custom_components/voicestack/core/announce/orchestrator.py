@@ -26,6 +26,11 @@ message arrived, a window closed, an utterance ended, the link came or went):
   reconnecting. An utterance whose ``speak`` reports ``lost`` goes back to the
   queue with its original times (the satellite may not have played it), and the
   satellite counts as offline until ``set_online(True)``.
+- **failure**: when nothing of an utterance could be said (text-to-speech down),
+  its ``high`` and ``critical`` messages go back to the queue and are tried again
+  after 1 s, 2 s, 4 s … (at most 30 s), merged with whatever arrived, until their
+  time to live ends (``ttl``); each attempt counts in ``retries``. ``normal`` and
+  ``low`` are dropped (``failed``).
 - **shutdown**: the open batch is said at once, for at most ``shutdown_flush_s``;
   what is still waiting then is dropped (``shutdown``); the ``goodbye`` is said
   within ``goodbye_timeout_s``; nothing is accepted any more.
@@ -47,7 +52,7 @@ import logging
 import time
 from typing import Final
 
-from custom_components.voicestack.core.clock import Clock
+from custom_components.voicestack.core.clock import Cancellable, Clock
 
 from .coalescer import CoalesceWindow, compose, superseded_by
 from .collector import Collector
@@ -73,6 +78,9 @@ from .options import AnnounceOptions
 _LOGGER = logging.getLogger(__name__)
 
 GOODBYE_SOURCE: Final = "voicestack"
+RETRY_FIRST_S: Final = 1.0  # the first retry of a failed high/critical utterance
+RETRY_MAX_S: Final = 30.0  # the backoff doubles up to this
+_RETRIED: Final = frozenset({Priority.CRITICAL, Priority.HIGH})
 # What the messages of a discarded utterance count as.
 _DISCARDED_AS: Final = {
     InterruptReason.CRITICAL: DropReason.STALE,
@@ -136,6 +144,8 @@ class SatelliteAnnouncer:
         self._halted = False  # start nothing any more
         self._shutdown: asyncio.Task[None] | None = None
         self._idle_waiters: list[asyncio.Future[None]] = []
+        self._retry: Cancellable | None = None  # backoff after a failed utterance
+        self._retry_delay_s = RETRY_FIRST_S
 
     # -- what the glue calls ---------------------------------------------------
 
@@ -223,7 +233,12 @@ class SatelliteAnnouncer:
 
     def _pump(self) -> None:
         """Start what may start now; the single place where that is decided."""
-        if not self._halted and self._online and self._preempting is None:
+        if (
+            not self._halted
+            and self._online
+            and self._preempting is None
+            and self._retry is None
+        ):
             current = self._current
             if self._collector.critical_count:
                 if current is None or not current.critical:
@@ -294,7 +309,7 @@ class SatelliteAnnouncer:
             self._discard(utterance, InterruptReason.SHUTDOWN)
         elif (error := task.exception()) is not None:
             _LOGGER.warning("Could not announce on %s: %s", self.name, error)
-            self._dropped(utterance.items, DropReason.FAILED)
+            self._failed(utterance)
         else:
             result = task.result()
             outcome = result.outcome
@@ -303,14 +318,54 @@ class SatelliteAnnouncer:
             elif outcome == "stopped":
                 self._discard(utterance, InterruptReason.STOPPED, outcome)
             elif outcome == "empty":
-                self._dropped(utterance.items, DropReason.FAILED)
+                self._failed(utterance)
             else:  # played, or timeout: the audio went out, it was not confirmed
+                self._retry_delay_s = RETRY_FIRST_S
                 self.metrics.record_heard(
                     utterance.items, result.first_audio_at, self._wall()
                 )
                 self._emit(
                     Status.FINISHED, utterance.items, utterance.text, outcome=outcome
                 )
+        self._pump()
+
+    def _failed(self, utterance: _Utterance) -> None:
+        """Nothing could be said: high and critical wait and try again (backoff).
+
+        The rest is dropped (``failed``), and so are messages whose time to live
+        is over; the collector's expiry drops the others once theirs ends.
+        """
+        now = self._clock.now()
+        again = tuple(
+            item
+            for item in utterance.items
+            if item.priority in _RETRIED and item.expires_at > now and not self._halted
+        )
+        if given_up := [item for item in utterance.items if item not in again]:
+            self._dropped(given_up, DropReason.FAILED)
+        if not again:
+            return
+        self.metrics.retries += 1
+        delay = self._retry_delay_s
+        self._retry_delay_s = min(RETRY_MAX_S, delay * 2)
+        _LOGGER.info(
+            "%s: %d message(s) could not be said; trying again in %g s",
+            self.name,
+            len(again),
+            delay,
+        )
+        self._emit(
+            Status.INTERRUPTED, again, utterance.text, InterruptReason.FAILED, "failed"
+        )
+        self._collector.requeue(again)
+        if self._retry is not None:
+            self._retry.cancel()
+        self._retry = self._clock.call_later(delay, self._retry_now)
+
+    def _retry_now(self) -> None:
+        self._retry = None
+        if self._collector.batch_count:
+            self._window.flush_now()
         self._pump()
 
     def _discard(
@@ -345,6 +400,9 @@ class SatelliteAnnouncer:
     async def _shut_down(self, goodbye: bool) -> None:
         self._closing = True
         options = self._options
+        if self._retry is not None:  # one more try now, within the flush time
+            self._retry.cancel()
+            self._retry = None
         if self._collector.batch_count:
             self._window.flush_now()
         self._pump()
