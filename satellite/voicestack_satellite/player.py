@@ -129,6 +129,7 @@ class _Stream:
     position: int = 0
     ended: bool = False
     received: int = 0  # samples fed, in the stream's own rate
+    reported: int = 0  # position of the last progress report (this stream's own)
 
     def buffered(self) -> np.ndarray:
         if self.parts:
@@ -257,7 +258,6 @@ class Player:
         loop = asyncio.get_running_loop()
         block = max(1, round(BLOCK_S * self._rate))
         device_free_at = loop.time()  # when the device has played all it was given
-        last_report = 0
         while True:
             stream = self._streams[0] if self._streams else None
             pending = stream.buffered()[stream.position :] if stream else None
@@ -279,14 +279,13 @@ class Player:
                     total = stream.received
                     self._on_progress(stream.stream_id, total, total, "played")
                     self._on_played(stream.stream_id)
-                    last_report = 0
                 continue
             chunk = pending[:block]
             await self._sink.write(chunk)
             stream.position += len(chunk)
             device_free_at = max(device_free_at, loop.time()) + len(chunk) / self._rate
-            if stream.position - last_report >= PROGRESS_EVERY_S * self._rate:
-                last_report = stream.position
+            if stream.position - stream.reported >= PROGRESS_EVERY_S * self._rate:
+                stream.reported = stream.position
                 self._on_progress(
                     stream.stream_id,
                     self._in_rate(stream, stream.position),

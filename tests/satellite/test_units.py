@@ -1,7 +1,8 @@
-"""Satellite parts without sockets: preroll splice, settings file, conversion."""
+"""Satellite parts without sockets: preroll splice, settings file, conversion, player."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 import shlex
 
@@ -11,6 +12,7 @@ import pytest
 from tests import speech
 from voicestack_satellite.audio import StreamConverter
 from voicestack_satellite.endpoint import Endpointer
+from voicestack_satellite.player import Player
 from voicestack_satellite.preroll import PrerollBuffer
 from voicestack_satellite.settings import SettingsError, load
 
@@ -153,3 +155,54 @@ def test_endpointer_never_ends_while_it_stays_loud() -> None:
     endpointer.start(np.zeros(16000, np.int16))
     tv = _noise(5.0, 3000).astype(np.int16)  # loud and steady: the VAD decides
     assert _feed(endpointer, tv) is None
+
+
+class _NullSink:
+    """A sound card that takes everything (the player paces itself)."""
+
+    async def write(self, samples: np.ndarray) -> None:
+        """Drop the samples."""
+
+    def stream_ended(self, stream_id: str, samples: np.ndarray) -> None:
+        """Nothing to keep."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+async def test_progress_after_a_flush_starts_with_the_next_stream() -> None:
+    """The next stream reports after 0.1 s of itself, not after the flushed one's.
+
+    The position of the last report was shared between streams.
+    """
+    rate = 16000
+    reports: list[tuple[str, int, str]] = []
+    player = Player(
+        _NullSink(),
+        rate,
+        on_progress=lambda stream, played, _total, state: reports.append(
+            (stream, played, state)
+        ),
+    )
+    player.start()
+    try:
+        second = bytes(rate * 2)  # one second of 16-bit silence
+        player.begin("long", rate, 2, 1)
+        player.feed(second * 3)
+        player.end()
+        async with asyncio.timeout(5):
+            while not any(s == "long" and p >= rate for s, p, _ in reports):
+                await asyncio.sleep(0.01)
+        player.flush()
+        player.begin("next", rate, 2, 1)
+        player.feed(second)
+        player.end()
+        async with asyncio.timeout(5):
+            while ("next", rate, "played") not in reports:
+                await asyncio.sleep(0.01)
+    finally:
+        await player.close()
+
+    playing = [played for stream, played, state in reports if stream == "next"]
+    assert playing[0] <= 0.2 * rate  # its own first 0.1 s, not the flushed 1 s
+    assert len(playing) >= 5
