@@ -134,6 +134,30 @@ async def test_a_lost_link_ends_the_wait() -> None:
     assert (await task).outcome == "lost"
 
 
+async def test_a_loss_before_the_audio_started_is_not_this_playbacks() -> None:
+    """Lost and back while the first sentence was synthesized: played, once.
+
+    It was counted lost and said again, so the satellite played it twice.
+    """
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    synthesized = asyncio.Event()
+
+    async def slow_parts() -> AsyncIterator[tuple[str, Pcm]]:
+        await synthesized.wait()
+        yield "Hello.", pcm(0.1)
+
+    task = asyncio.create_task(speaker.speak(slow_parts()))
+    await asyncio.sleep(0)
+    speaker.lost()  # the satellite restarts meanwhile, and is back
+    synthesized.set()
+    while "audio-stop" not in link.types():
+        await asyncio.sleep(0)
+    speaker.played()
+
+    assert (await task).outcome == "played"
+
+
 async def test_nothing_is_sent_while_disconnected() -> None:
     link = Recorder(connected=False)
     speaker = Speaker(link.send, link.supports)

@@ -127,6 +127,11 @@ class Speaker:
                 ):
                     playback.outcome = "lost"
                     return playback
+                if sent_format is None:
+                    # The playback's audio starts on the connection there is
+                    # now: a loss before it (the satellite restarted while the
+                    # first sentence was synthesized) is not this audio's.
+                    self._lost = False
                 self._streams_open += 1
                 sent_format, playback.rate = fmt, pcm.rate
             playback.sentences.append(
