@@ -139,6 +139,8 @@ def async_add_satellite(
         hub.speaker.stop,
         online=hub.connected,
         options=announce_options(entry.options),
+        # Late-bound: the satellite entity sets ``hub.prefetch`` when it is added.
+        prefetch=lambda text: hub.prefetch(text),  # noqa: PLW0108
     )
     hub.announcer = satellite
     entry.async_on_unload(partial(async_remove_satellite, hass, hub))

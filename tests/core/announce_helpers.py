@@ -46,6 +46,7 @@ class SpeakRecorder:
     calls: list[Call] = field(default_factory=list)
     stop_times: list[float] = field(default_factory=list)
     stop_gate: asyncio.Future[None] | None = None
+    prefetched: list[str] = field(default_factory=list)  # texts synthesized early
 
     async def speak(self, text: str, ids: tuple[str, ...]) -> Spoken:
         """Record the call; end it now, or when the test says (``hold``)."""
@@ -145,6 +146,7 @@ def satellite(
         on_event=events,
         online=online,
         wall=clock.now,
+        prefetch=recorder.prefetched.append,
     )
     return announcer, recorder, events
 

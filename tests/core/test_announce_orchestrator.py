@@ -364,6 +364,29 @@ async def test_a_failing_high_gives_up_at_its_time_to_live() -> None:
     assert_balanced(announcer)
 
 
+async def test_the_next_utterance_is_synthesized_while_the_current_plays() -> None:
+    """No pause between announcements: the next one's speech is started early."""
+    clock = ManualClock()
+    announcer, recorder, _ = satellite(clock, hold=True)
+    say(announcer, "The dryer is done.")
+    clock.advance(0.3)
+    await settle()
+    assert recorder.texts == ["The dryer is done."]  # playing now
+    say(announcer, "The mail has arrived.", source="mailbox")
+    say(announcer, "The door is open.", source="door")
+    clock.advance(0.3)  # their window closes while the first still plays
+    await settle()
+    early = list(recorder.prefetched)
+    recorder.finish()
+    await settle()
+    recorder.finish()
+    await settle()
+
+    assert early == ["2 announcements: The mail has arrived, The door is open."]
+    assert recorder.texts[1] == early[0]  # what was synthesized early is said
+    assert_balanced(announcer)
+
+
 async def test_timeout_counts_as_said() -> None:
     clock = ManualClock()
     announcer, recorder, events = satellite(clock, hold=True)

@@ -106,8 +106,13 @@ class Announcer:
         *,
         online: bool = True,
         options: AnnounceOptions | None = None,
+        prefetch: Callable[[str], None] = lambda _text: None,
     ) -> SatelliteAnnouncer:
-        """Announce on a new satellite; ``key`` is what ``targets`` name."""
+        """Announce on a new satellite; ``key`` is what ``targets`` name.
+
+        ``prefetch`` starts synthesizing the next utterance early (see
+        ``SatelliteAnnouncer``).
+        """
         if key in self._satellites:
             raise AnnounceError("duplicate_target", f"satellite {key!r} already added")
         satellite = SatelliteAnnouncer(
@@ -119,6 +124,7 @@ class Announcer:
             on_event=self._on_event,
             online=online,
             wall=self._wall,
+            prefetch=prefetch,
         )
         self._satellites[key] = satellite
         self._keys = (*self._keys, key)

@@ -106,6 +106,11 @@ class Collector:
         """All waiting criticals, oldest first: they are said together."""
         return self._take((Priority.CRITICAL,))
 
+    def peek_batch(self) -> list[Announcement]:
+        """What ``take_batch`` would take now, left in place."""
+        items = [item for p in _BATCH_PRIORITIES for item in self._waiting[p].values()]
+        return sorted(items, key=lambda item: item.seq)
+
     def take_batch(self) -> list[Announcement]:
         """All other waiting messages, in arrival order: the coalescer's batch."""
         return self._take(_BATCH_PRIORITIES)

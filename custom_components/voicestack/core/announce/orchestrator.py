@@ -119,11 +119,14 @@ class SatelliteAnnouncer:
         on_event: EventCallback | None = None,
         online: bool = True,
         wall: Callable[[], float] = time.time,
+        prefetch: Callable[[str], None] = lambda _text: None,
     ) -> None:
         """Announce on satellite ``name`` through ``speak`` and ``stop``.
 
         ``online``: whether the satellite is connected now (then follow it with
         ``set_online``). ``wall`` stamps ``last_spoken_at`` (UNIX time).
+        ``prefetch(text)`` starts synthesizing the next utterance while the
+        current one plays, so the next follows without a pause.
         """
         self.name = name
         self._speak = speak
@@ -145,6 +148,8 @@ class SatelliteAnnouncer:
         self._shutdown: asyncio.Task[None] | None = None
         self._idle_waiters: list[asyncio.Future[None]] = []
         self._retry: Cancellable | None = None  # backoff after a failed utterance
+        self._prefetch = prefetch
+        self._prefetched: str | None = None  # the next utterance's text, started
         self._retry_delay_s = RETRY_FIRST_S
 
     # -- what the glue calls ---------------------------------------------------
@@ -250,6 +255,8 @@ class SatelliteAnnouncer:
                 self._window.reset()
                 if batch:
                     self._start(batch, critical=False)
+            elif current is not None and self._window.ready:
+                self._prefetch_next()
         self._wake_idle_waiters()
 
     async def _preempt(self, current: _Utterance | None) -> None:
@@ -276,6 +283,19 @@ class SatelliteAnnouncer:
             self._start(self._collector.take_critical(), critical=True)
         else:
             self._pump()
+
+    def _prefetch_next(self) -> None:
+        """Synthesize what comes next while the current utterance plays.
+
+        It is composed as it would be now; what arrives meanwhile changes the
+        text, and then this synthesis was in vain (Home Assistant's TTS cache
+        keeps it). Each text is started once.
+        """
+        if batch := self._collector.peek_batch():
+            text = compose(batch, self._options).text
+            if text != self._prefetched:
+                self._prefetched = text
+                self._prefetch(text)
 
     def _start(self, items: Sequence[Announcement], *, critical: bool) -> None:
         composition = compose(items, self._options)
