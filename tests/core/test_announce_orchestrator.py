@@ -336,6 +336,24 @@ async def test_a_failed_critical_is_tried_again_until_it_is_said() -> None:
     assert_balanced(announcer)
 
 
+async def test_a_new_critical_does_not_wait_out_a_retry() -> None:
+    clock = ManualClock()
+    announcer, recorder, _ = satellite(clock, hold=True)
+    say(announcer, "Smoke in the kitchen.", priority="critical")
+    await settle()
+    recorder.fail(RuntimeError("TTS down"))
+    await settle()
+    say(announcer, "Water in the basement.", priority="critical")  # during the backoff
+    await settle()
+
+    assert recorder.texts[-1] == (
+        "2 announcements: Smoke in the kitchen, Water in the basement."
+    )
+    await recorder.finish_all()
+    assert announcer.snapshot().spoken == 1
+    assert_balanced(announcer)
+
+
 async def test_a_failing_high_gives_up_at_its_time_to_live() -> None:
     clock = ManualClock()
     start = clock.now()

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
 
+from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
 from tests import servers
+from tests.integration.assist import set_up_assist
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +33,22 @@ def whisper() -> Iterator[servers.Server]:
     """A real wyoming-faster-whisper server on loopback, shared by the session."""
     with servers.whisper_server() as server:
         yield server
+
+
+@pytest.fixture
+async def stack() -> AsyncIterator[AsyncExitStack]:
+    """Everything a test starts, stopped in reverse order."""
+    async with AsyncExitStack() as exit_stack:
+        yield exit_stack
+
+
+@pytest.fixture
+async def pipeline(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    stack: AsyncExitStack,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> Pipeline:
+    """Whisper, Piper, the kitchen light, the front door and a preferred pipeline."""
+    return await set_up_assist(hass, stack, tmp_path, piper, whisper, front_door=True)

@@ -11,7 +11,6 @@ and its listening again, then answers without a wake word, as a person would:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -22,38 +21,17 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from tests import servers
 from tests.integration.agents import use_agent
 from tests.integration.assist import (
     FRONT_DOOR,
     LIGHT,
     record_unlocks,
-    set_up_assist,
     wait_for,
     words,
 )
 from tests.integration.dialog import open_dialog
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def stack() -> AsyncIterator[AsyncExitStack]:
-    """Everything a test starts, stopped in reverse order."""
-    async with AsyncExitStack() as exit_stack:
-        yield exit_stack
-
-
-@pytest.fixture
-async def pipeline(
-    hass: HomeAssistant,
-    tmp_path: Path,
-    stack: AsyncExitStack,
-    piper: servers.Server,
-    whisper: servers.Server,
-) -> Pipeline:
-    """Whisper, Piper, the kitchen light, the front door and a preferred pipeline."""
-    return await set_up_assist(hass, stack, tmp_path, piper, whisper, front_door=True)
 
 
 async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(

@@ -14,7 +14,6 @@ Piper servers; a scripted agent only where an LLM would answer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 import json
 from pathlib import Path
@@ -28,11 +27,10 @@ import pytest
 
 from custom_components.voicestack.media_audio import async_decode_media
 from custom_components.voicestack.speech_output import read_stream, start_synthesis
-from tests import servers, speech
+from tests import speech
 from tests.integration.agents import use_agent
 from tests.integration.assist import (
     LIGHT,
-    set_up_assist,
     wait_for,
     words,
 )
@@ -42,25 +40,6 @@ pytestmark = pytest.mark.e2e
 
 SATELLITE = "assist_satellite.test_satellite"
 TIMEOUT_S = 30.0
-
-
-@pytest.fixture
-async def stack() -> AsyncIterator[AsyncExitStack]:
-    """Everything a test starts, stopped in reverse order."""
-    async with AsyncExitStack() as exit_stack:
-        yield exit_stack
-
-
-@pytest.fixture
-async def pipeline(
-    hass: HomeAssistant,
-    tmp_path: Path,
-    stack: AsyncExitStack,
-    piper: servers.Server,
-    whisper: servers.Server,
-) -> Pipeline:
-    """Whisper, Piper, the kitchen light and a preferred pipeline of them."""
-    return await set_up_assist(hass, stack, tmp_path, piper, whisper)
 
 
 def timer_events(hooks: Path) -> list[str]:

@@ -192,6 +192,9 @@ class SatelliteAnnouncer:
         if reason is not None:
             return Receipt(self.name, item_id, ReceiptStatus.DROPPED, reason, truncated)
         if item.priority is Priority.CRITICAL:
+            # A new critical does not wait out a retry's backoff: it is tried
+            # now, together with the messages waiting to be tried again.
+            self._cancel_retry()
             self._pump()
         else:
             self._window.arrived()
@@ -378,9 +381,13 @@ class SatelliteAnnouncer:
             Status.INTERRUPTED, again, utterance.text, InterruptReason.FAILED, "failed"
         )
         self._collector.requeue(again)
+        self._cancel_retry()
+        self._retry = self._clock.call_later(delay, self._retry_now)
+
+    def _cancel_retry(self) -> None:
         if self._retry is not None:
             self._retry.cancel()
-        self._retry = self._clock.call_later(delay, self._retry_now)
+            self._retry = None
 
     def _retry_now(self) -> None:
         self._retry = None
@@ -420,9 +427,7 @@ class SatelliteAnnouncer:
     async def _shut_down(self, goodbye: bool) -> None:
         self._closing = True
         options = self._options
-        if self._retry is not None:  # one more try now, within the flush time
-            self._retry.cancel()
-            self._retry = None
+        self._cancel_retry()  # one more try now, within the flush time
         if self._collector.batch_count:
             self._window.flush_now()
         self._pump()
