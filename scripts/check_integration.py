@@ -25,7 +25,7 @@ Run (from the repository's root):
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 import json
 from pathlib import Path
 import struct
@@ -196,22 +196,28 @@ class Report:
 
 def load_json(path: Path) -> Any:
     """Parsed JSON; raise ``UnreadableError`` if missing or invalid."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UnreadableError("missing") from None
-    except json.JSONDecodeError as err:
-        raise UnreadableError(f"not valid JSON: {err}") from None
+    return _load(path, json.loads, json.JSONDecodeError, "JSON")
 
 
 def load_yaml(path: Path) -> Any:
     """Parsed YAML; raise ``UnreadableError`` if missing or invalid."""
+    return _load(path, yaml.safe_load, yaml.YAMLError, "YAML")
+
+
+def _load(
+    path: Path,
+    parse: Callable[[str], Any],
+    invalid: type[Exception],
+    kind: str,
+) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UnreadableError("missing") from None
-    except yaml.YAMLError as err:
-        raise UnreadableError(f"not valid YAML: {' '.join(str(err).split())}") from None
+    except invalid as err:
+        raise UnreadableError(
+            f"not valid {kind}: {' '.join(str(err).split())}"
+        ) from None
 
 
 def _dict(value: Any) -> dict[str, Any]:

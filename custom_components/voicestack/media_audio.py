@@ -3,7 +3,8 @@
 Home Assistant resolves an announcement's media to a URL. The satellite plays
 PCM, so ffmpeg (Home Assistant's own binary, as its wyoming integration uses)
 decodes it to 16 kHz mono. HA's preannounce chime is a file inside the
-assist_satellite component and is read from disk, not fetched over HTTP.
+assist_satellite component and is read from disk, not fetched over HTTP; it
+precedes most announcements, so it is decoded once and kept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ DECODE_TIMEOUT_S = 30.0
 _LOCAL_MEDIA = {
     PREANNOUNCE_URL: Path(assist_satellite.__file__).parent / PREANNOUNCE_FILENAME
 }
+# Decoded local media (files shipped with Home Assistant do not change while it runs).
+_DECODED_LOCAL: dict[str, Pcm] = {}
 
 
 def media_source(hass: HomeAssistant, url: str) -> str:
@@ -50,6 +53,15 @@ def media_source(hass: HomeAssistant, url: str) -> str:
 async def async_decode_media(hass: HomeAssistant, url: str) -> Pcm:
     """Decode ``url`` to 16 kHz mono PCM (translated error when it cannot)."""
     source = media_source(hass, url)
+    if source in _DECODED_LOCAL:
+        return _DECODED_LOCAL[source]
+    pcm = await _decode(hass, url, source)
+    if urlparse(url).path in _LOCAL_MEDIA:
+        _DECODED_LOCAL[source] = pcm
+    return pcm
+
+
+async def _decode(hass: HomeAssistant, url: str, source: str) -> Pcm:
     max_bytes = MAX_MEDIA_SECONDS * RATE * 2
     proc = await asyncio.create_subprocess_exec(
         ffmpeg.get_ffmpeg_manager(hass).binary,
