@@ -312,6 +312,7 @@ class TimedSink:
     def __init__(self, inner: Sink) -> None:
         """Wrap ``inner`` (fed at the satellite's output rate)."""
         self._inner = inner
+        self.keeps_played = inner.keeps_played
         self.writes: list[float] = []
         self.sounding_until = 0.0
 
@@ -349,9 +350,10 @@ async def flush_in_process(inner: Sink, reply: bytes) -> list[FlushTrial]:
     rng = np.random.default_rng(1)
     trials: list[FlushTrial] = []
     for index in range(FLUSH_TRIALS):
-        player.begin(str(index + 1), RATE, 2, 1)
-        player.feed(reply)
-        player.end()
+        stream_id = str(index + 1)
+        player.begin(stream_id, RATE, 2, 1)
+        player.feed(stream_id, reply)
+        player.end(stream_id)
         await asyncio.sleep(rng.uniform(0.3, 0.8))
         flushed_at = loop.time()
         player.flush()

@@ -19,6 +19,7 @@ from .core.identity import Identity, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
 from .deferred_queue import DeferredQueueStore
 from .hub import SatelliteHub, VoiceStackConfigEntry
+from .migration import async_migrate, async_remove_issues
 from .mode_actions import async_setup_mode_actions
 from .modes import VoiceModes
 
@@ -31,6 +32,13 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_announcements(hass)
     async_setup_mode_actions(hass)
     return True
+
+
+async def async_migrate_entry(
+    hass: HomeAssistant, entry: VoiceStackConfigEntry
+) -> bool:
+    """An entry made by an older VoiceStack: see ``migration.py``."""
+    return await async_migrate(hass, entry)
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
@@ -78,8 +86,9 @@ async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) ->
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
-    """The satellite is gone for good: so is its deferred queue."""
+    """The satellite is gone for good: so are its deferred queue and notices."""
     await DeferredQueueStore(hass, entry.entry_id, lambda: None).async_remove()
+    async_remove_issues(hass, entry.entry_id)
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:

@@ -16,6 +16,15 @@ changes what it relies on:
   the announced question in its chat log) and that follow-ups continue. All
   supported versions.
 
+And one private member of the default conversation agent:
+
+- ``DefaultAgent._intent_cache``: the agent keeps each text's recognition (keyed
+  by text, language, satellite and, in 2026.11, device). The sensitive-entity
+  check recognizes the text with the same keys just before the agent gets it,
+  so the agent finds the result there instead of recognizing again. Only its
+  presence is read (``caches_recognition``): without it the check is extra work
+  and gets a deadline. All supported versions.
+
 One difference between the supported versions lives here too:
 ``async_accept_pipeline_from_satellite`` takes the request's ``context`` as a
 keyword in 2026.11 (not in 2026.3.4, which reads the entity's recent context).
@@ -29,6 +38,7 @@ import inspect
 from homeassistant.components.assist_pipeline import PipelineStage
 from homeassistant.components.assist_satellite import AssistSatelliteEntity
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.components.conversation.default_agent import DefaultAgent
 from homeassistant.core import Context
 
 _ACCEPTS_CONTEXT = (
@@ -59,6 +69,11 @@ def conversation_id(entity: AssistSatelliteEntity) -> str | None:
 def set_conversation_id(entity: AssistSatelliteEntity, value: str | None) -> None:
     """Continue (or, with None, end) a conversation."""
     entity._conversation_id = value  # noqa: SLF001
+
+
+def caches_recognition(agent: DefaultAgent) -> bool:
+    """The default agent keeps recognitions, so a second one for a text is free."""
+    return hasattr(agent, "_intent_cache")
 
 
 async def accept_pipeline_from_satellite(

@@ -53,6 +53,7 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
     """Handle adding a VoiceStack (or stock Wyoming) satellite."""
 
     VERSION = 1
+    MINOR_VERSION = 2  # 1.2: notes only in <config>/voicestack/ (migration.py)
 
     @staticmethod
     @callback

@@ -25,7 +25,7 @@ from .core.identity import Identity, identify
 from .core.link import SatelliteLink
 from .core.router import ListenMode
 from .core.routing import Router, pass_through
-from .core.speaker import Playback, Speaker
+from .core.speaker import STATE_KEY, STREAM_KEY, Playback, Speaker
 from .core.wav import Pcm
 
 if TYPE_CHECKING:
@@ -173,7 +173,15 @@ class SatelliteHub:
     def link_event(self, event: Event) -> None:
         """``played`` completes the Speaker's turn; the rest is the entity's."""
         if Played.is_type(event.type):
-            self.speaker.played()
+            stream, state = event.data.get(STREAM_KEY), event.data.get(STATE_KEY)
+            if stream is None or isinstance(stream, str):
+                self.speaker.played(stream, state if isinstance(state, str) else None)
+            else:
+                _LOGGER.warning(
+                    "%s: ignoring 'played' with stream id %r (not a string)",
+                    self.entry.title,
+                    stream,
+                )
         self.on_satellite_event(event)
 
     # -- shared state -------------------------------------------------------------

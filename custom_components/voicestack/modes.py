@@ -5,8 +5,9 @@ entry's options and gives it Home Assistant's parts:
 
 - the agent target asks before acting on locks, garage doors and alarms, using
   ``EntityResolver`` (the default agent's recognizer, nothing is run);
-- the gathering frames deliver to the pipeline's agent, a notes file under the
-  config directory, a to-do list (``todo.add_item``), a ``voicestack_dictation``
+- the gathering frames deliver to the pipeline's agent, a notes file in the
+  config directory's ``voicestack`` folder (no link below the config directory
+  is followed), a to-do list (``todo.add_item``), a ``voicestack_dictation``
   event or the deferred queue (``Store``);
 - shortcuts run scripts; the voice picker offers the pipeline TTS engine's voices;
 - the listen mode is sent to the satellite (``voicestack-listen`` continuous).
@@ -106,7 +107,7 @@ class VoiceModes:
 
     @property
     def notes_path(self) -> Path:
-        """Where ``notes`` submissions are appended."""
+        """Where ``notes`` submissions are appended (``<config>/voicestack/…``)."""
         return Path(self.hass.config.path(self.config.notes_file))
 
     async def close(self) -> None:
@@ -150,11 +151,19 @@ class VoiceModes:
     # -- hooks ------------------------------------------------------------------------
 
     def _hooks(self) -> Hooks:
+        resolver = EntityResolver(
+            self.hass,
+            self._language,
+            self._device_id,
+            self._satellite_id,
+            self._agent_id,
+        )
         agent = AgentTarget(
-            EntityResolver(
-                self.hass, self._language, self._device_id, self._satellite_id
-            ),
+            resolver,
             self.config.policy,
+            known=resolver.known,
+            reused=resolver.reused,
+            clock=LoopClock(self.hass.loop),
         )
         targets: dict[str, Target] = {}
         for frame, destination in self.config.destinations.items():
@@ -173,7 +182,7 @@ class VoiceModes:
 
     def _target(self, destination: str) -> Target:
         if destination == "notes":
-            return NotesFileTarget(self.notes_path)
+            return NotesFileTarget(self.notes_path, within=self.hass.config.config_dir)
         if destination == "todo":
             return TodoTarget(self._add_todo_item)
         if destination == "event":
@@ -297,6 +306,12 @@ class VoiceModes:
     def _satellite_id(self) -> str | None:
         satellite = self.hub.satellite
         return satellite.entity_id if satellite is not None else None
+
+    def _agent_id(self) -> str | None:
+        satellite = self.hub.satellite
+        if satellite is None:
+            return None
+        return satellite.pipeline().conversation_engine
 
     def _context(self) -> Context:
         satellite = self.hub.satellite

@@ -11,6 +11,10 @@ the satellite picked, is kept). The router steps are checked together with the
 options already stored (``RouterConfig.from_options``): a phrase can clash with
 a shortcut saved on another step, so every problem is shown, on its own field
 when the step has it, and in words in the step's description.
+
+The notes file is also checked on the disk when the modes are saved: a symbolic
+link on the way to it, or a folder or special file where it should be, is
+refused (``core/notes_file.py``; every write checks again).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from homeassistant.helpers import selector
 import voluptuous as vol
 
 from .core.announce import AnnounceError, AnnounceOptions
+from .core.notes_file import notes_file_error, notes_file_refusal
 from .core.router.config import (
     DEFAULTS,
     DESTINATIONS,
@@ -53,6 +58,14 @@ _INTEGERS = frozenset(
 )
 # Characters a problem's text may hold (in a regex) that Markdown would eat.
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>~])")
+NOTES_FILE: Final = "notes_file"
+# What the disk says against a notes file, in words (the error code adds the key).
+_NOTES_REFUSALS: Final = {
+    "symlink": "a symbolic link is on the way; notes are written only to a"
+    " regular file in the voicestack folder",
+    "not_a_file": "a folder or special file is in the way, not a regular file",
+    "unusable": "the file cannot be opened for appending",
+}
 
 
 def _field_selector(name: str, value: Any) -> selector.Selector:
@@ -129,7 +142,7 @@ MODES_SCHEMA: Final = vol.Schema(
         vol.Optional("todo_entity"): selector.EntitySelector(
             selector.EntitySelectorConfig(domain="todo")
         ),
-        vol.Required("notes_file"): selector.TextSelector(),
+        vol.Required(NOTES_FILE): selector.TextSelector(),
         vol.Required("confirm_sensitive"): selector.BooleanSelector(),
         vol.Optional("confirm_entities"): selector.EntitySelector(
             selector.EntitySelectorConfig(multiple=True)
@@ -169,6 +182,23 @@ def _unknown_scripts(hass: HomeAssistant, text: str) -> list[Problem]:
         for phrase, action in shortcuts.items()
         if action
         and (not action.startswith(SCRIPT_PREFIX) or hass.states.get(action) is None)
+    ]
+
+
+def _notes_file_problems(config_dir: str, value: Any) -> list[Problem]:
+    """The disk's objection to notes file ``value`` (blocking: in the executor).
+
+    A value whose text is wrong is ``RouterConfig``'s to report.
+    """
+    if notes_file_error(value) is not None:
+        return []
+    reason = notes_file_refusal(config_dir, value)
+    if reason is None:
+        return []
+    return [
+        Problem(
+            NOTES_FILE, f"{value!r}: {_NOTES_REFUSALS[reason]}", f"notes_file_{reason}"
+        )
     ]
 
 
@@ -228,7 +258,10 @@ class VoiceStackOptionsFlow(OptionsFlow):
             return self._router_form(MODES_SCHEMA, current)
         # A cleared optional field is left out of the input: store it empty.
         new = {"todo_entity": "", "confirm_entities": [], **user_input}
-        return self._router_save(MODES_SCHEMA, user_input, new)
+        notes = await self.hass.async_add_executor_job(
+            _notes_file_problems, self.hass.config.config_dir, user_input[NOTES_FILE]
+        )
+        return self._router_save(MODES_SCHEMA, user_input, new, extra=notes)
 
     async def async_step_vocabulary(
         self, user_input: dict[str, Any] | None = None

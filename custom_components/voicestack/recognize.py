@@ -6,6 +6,12 @@ sentence (intent and slots: name, area, floor, domain, device class) without
 running it; ``intent.async_match_targets`` then finds the entities, as the
 intent handler would. A request the default agent does not recognize (free-form
 speech for an LLM agent) touches nothing as far as this check can tell.
+
+Recognized once: the check passes the same text, language, satellite and device
+as the voice loop's call to the agent, so when the pipeline's agent is the
+default agent it finds the check's result in its intent cache (``reused``) and
+does not recognize the text again. An LLM agent does not use the recognizer:
+for it the check is extra work, bounded by ``AgentTarget``'s deadline.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from homeassistant.components.homeassistant.exposed_entities import (
     async_should_expose,
 )
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import intent
+from homeassistant.helpers import entity_registry as er, intent
 
+from . import compat
 from .core.router import Touched
 
 
@@ -32,12 +39,43 @@ class EntityResolver:
         language: Callable[[], str],
         device_id: Callable[[], str | None],
         satellite_id: Callable[[], str | None],
+        agent_id: Callable[[], str | None] = lambda: None,
     ) -> None:
-        """``language``, ``device_id`` and ``satellite_id`` are read per request."""
+        """``language``, ``device_id``, ``satellite_id``, ``agent_id``: per request.
+
+        ``agent_id`` is the pipeline's conversation agent (None: the default).
+        """
         self.hass = hass
         self._language = language
         self._device_id = device_id
         self._satellite_id = satellite_id
+        self._agent_id = agent_id
+
+    def reused(self) -> bool:
+        """The request's agent finds this check's recognition in its cache."""
+        agent = conversation.async_get_agent(self.hass, self._agent_id())
+        return isinstance(agent, DefaultAgent) and compat.caches_recognition(agent)
+
+    def known(self) -> list[Touched]:
+        """Every entity exposed to Assist, with its name and aliases.
+
+        For the first pass on the text when the check runs late.
+        """
+        registry = er.async_get(self.hass)
+        known: list[Touched] = []
+        for state in self.hass.states.async_all():
+            if not async_should_expose(self.hass, conversation.DOMAIN, state.entity_id):
+                continue
+            entry = registry.async_get(state.entity_id)
+            aliases = [a for a in entry.aliases if isinstance(a, str)] if entry else []
+            known.append(
+                Touched(
+                    state.entity_id,
+                    state.attributes.get("device_class"),
+                    names=(state.name, *aliases),
+                )
+            )
+        return known
 
     async def __call__(self, text: str) -> Sequence[Touched]:
         """The entities ``text`` would act on (empty: none recognized)."""

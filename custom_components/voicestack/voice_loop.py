@@ -4,6 +4,10 @@ Home Assistant's pipeline runs only the STT stage (so its debug view, VAD and
 STT engine selection stay as users know them); the transcript then passes the
 routing hook, the conversation agent answers, and the answer is spoken sentence
 by sentence through the satellite's Speaker.
+
+The request's audio waits in a ``RequestAudio``, bounded in bytes and in time
+(``core/request_audio.py``): a peer at the satellite's address that streams
+without end cannot grow Home Assistant's memory, nor hold a request open.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from wyoming.wake import Detection
 
 from . import compat
 from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S, MODE_LISTEN_TIMEOUT_S
+from .core.clock import Clock, LoopClock
+from .core.request_audio import RequestAudio
 from .core.router.normalize import hear
 from .core.routing import Route, Utterance
 from .core.sentences import split_sentences
@@ -61,7 +67,8 @@ class VoiceLoop:
         self.hass = hass
         self.hub = hub
         self.satellite = satellite
-        self._audio: asyncio.Queue[bytes | None] | None = None
+        self.clock: Clock = LoopClock(hass.loop)  # the request's deadline runs on it
+        self._audio: RequestAudio | None = None
         self._task: asyncio.Task[None] | None = None
         self._transcript: str | None = None
         self._wake_word: str | None = None
@@ -73,7 +80,9 @@ class VoiceLoop:
     def on_run_pipeline(self, run: RunPipeline) -> None:
         """A wake word (or listen-now) started a request: run it."""
         self.cancel()
-        self._audio = asyncio.Queue()
+        audio = self._audio = RequestAudio(self.clock, self._audio_limit)
+        if run.start_stage is not WyomingStage.WAKE:
+            audio.start_deadline()
         self._transcript = None
         self._wake_word = run.wake_word_name
         self._listen_until = 0.0  # a window that started this request is used up
@@ -82,20 +91,27 @@ class VoiceLoop:
             # Speech is coming in: an open query must not submit meanwhile.
             self.hub.modes.router.hold_timer()
         self._task = self.hub.entry.async_create_background_task(
-            self.hass, self._run(run), f"voicestack {self.hub.satellite_id} request"
+            self.hass,
+            self._run(run, audio),
+            f"voicestack {self.hub.satellite_id} request",
         )
+
+    @property
+    def audio(self) -> RequestAudio | None:
+        """The audio of the current (or last) request, with its counters."""
+        return self._audio
 
     @callback
     def on_audio(self, audio: bytes) -> None:
         """Audio of the running request."""
         if self._audio is not None:
-            self._audio.put_nowait(audio)
+            self._audio.put(audio)
 
     @callback
     def on_audio_stop(self) -> None:
         """The satellite ended the request's audio."""
         if self._audio is not None:
-            self._audio.put_nowait(None)
+            self._audio.end()
 
     @callback
     def on_no_speech(self) -> None:
@@ -115,7 +131,7 @@ class VoiceLoop:
     def cancel(self) -> None:
         """Drop the running request (new wake word, lost link, unload)."""
         if self._audio is not None:
-            self._audio.put_nowait(None)
+            self._audio.close()
             self._audio = None
         if self._task is not None and not self._task.done():
             self._task.cancel()
@@ -132,7 +148,11 @@ class VoiceLoop:
             if detected := data.get("wake_word_output"):
                 self._wake_word = detected.get("wake_word_id")
                 self._send(Detection(name=self._wake_word).event())
+                if self._audio is not None:
+                    self._audio.start_deadline()
         elif event.type is PipelineEventType.STT_VAD_END:
+            if self._audio is not None:
+                self._audio.close()  # the pipeline reads no more of it
             self._send(VoiceStopped().event())
         elif event.type is PipelineEventType.STT_END:
             self._transcript = (data.get("stt_output") or {}).get("text", "")
@@ -152,7 +172,15 @@ class VoiceLoop:
 
     # -- the request --------------------------------------------------------------
 
-    async def _run(self, run: RunPipeline) -> None:
+    @callback
+    def _audio_limit(self, reason: str) -> None:
+        """A limit of ``RequestAudio`` ended the audio: end it like end of speech."""
+        _LOGGER.warning(
+            "%s: request audio ended at its limit: %s", self.hub.entry.title, reason
+        )
+        self._send(VoiceStopped().event())
+
+    async def _run(self, run: RunPipeline, audio: RequestAudio) -> None:
         # HA's own pipeline readies the agent while STT listens; ours stops after
         # STT, so do the same here (a cold agent costs up to a second otherwise).
         pipeline = self.satellite.pipeline()
@@ -166,7 +194,7 @@ class VoiceLoop:
         try:
             await compat.accept_pipeline_from_satellite(
                 self.satellite,
-                self._audio_stream(),
+                audio.chunks(),
                 # A stock satellite without its own wake word streams from the
                 # wake stage: HA's wake word engine listens first.
                 start_stage=(
@@ -193,6 +221,7 @@ class VoiceLoop:
             )
             self.satellite.tts_response_finished()
         finally:
+            audio.close()  # nothing reads it any more: drop what still comes
             self.hub.set_assist_in_progress(False)
             if self.hub.modes is not None:
                 self.hub.modes.router.resume_timer()
@@ -204,11 +233,6 @@ class VoiceLoop:
                 if model.name == name:
                     return model.phrase or name
         return name
-
-    async def _audio_stream(self) -> AsyncIterator[bytes]:
-        queue = self._audio
-        while queue is not None and (chunk := await queue.get()) is not None:
-            yield chunk
 
     async def _respond(self, text: str) -> None:
         """Route the transcript, then act on the route."""

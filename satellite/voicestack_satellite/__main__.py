@@ -10,8 +10,10 @@ import socket
 import sys
 
 from .audio import AudioFormatError
+from .connections import ConnectionLimit
 from .hooks import EventCommand
 from .mic import CommandMic, FileMic, StdinMic
+from .mic_loop import MicLoopError, run_mic_loop
 from .peer import Peer
 from .player import CommandSink, FileSink, Player, Sink
 from .satellite import SatelliteCoordinator
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         refractory_samples=round(settings.wake_refractory_s * 16000),
     )
     try:
-        asyncio.run(_run(settings, mic, wake, sounds))
+        code = asyncio.run(_run(settings, mic, wake, sounds))
     except OSError as err:
         _LOGGER.error(
             "Cannot listen on %s:%s: %s", settings.host, settings.port, err.strerror
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     finally:
         wake.close()
+    sys.exit(code)
 
 
 def _make_mic(settings: Settings) -> FileMic | CommandMic | StdinMic:
@@ -83,7 +86,8 @@ async def _run(
     mic: FileMic | CommandMic | StdinMic,
     wake: WakeDetector,
     sounds: Sounds,
-) -> None:
+) -> int:
+    """Serve until SIGTERM/SIGINT or the mic ends; the exit code."""
     hooks = EventCommand(settings.event_command) if settings.event_command else None
     coordinator: SatelliteCoordinator
     player = Player(
@@ -93,7 +97,8 @@ async def _run(
         # The coordinator needs the player and the player reports to it: the
         # lambdas resolve ``coordinator`` once it exists.
         on_progress=lambda *args: coordinator.on_progress(*args),  # noqa: PLW0108
-        on_played=lambda stream_id: coordinator.on_played(stream_id),  # noqa: PLW0108
+        on_played=lambda *args: coordinator.on_played(*args),  # noqa: PLW0108
+        latency_s=settings.snd_latency_s or 0.0,  # load() always sets it
     )
     coordinator = SatelliteCoordinator(
         settings, wake, player, sounds=sounds, hooks=hooks
@@ -102,14 +107,18 @@ async def _run(
     if isinstance(mic, CommandMic):
         mic.on_error = coordinator.report_error
 
-    connections: set[asyncio.StreamWriter] = set()
+    connections = ConnectionLimit(settings.max_connections)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.add(writer)
+        peer = Peer(reader, writer, write_timeout_s=settings.write_timeout_s)
+        if not connections.admit(peer):
+            return
         try:
-            await coordinator.handle_peer(Peer(reader, writer))
+            await coordinator.handle_peer(peer)
         finally:
-            connections.discard(writer)
+            # Bounded: a peer that does not read is cut after --write-timeout.
+            await peer.wait_closed()
+            connections.remove(peer)
 
     server = await asyncio.start_server(
         serve, settings.host, settings.port, limit=MAX_HEADER_BYTES
@@ -128,23 +137,25 @@ async def _run(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
-    async def mic_loop() -> None:
-        async for chunk in mic.chunks():
-            await coordinator.process_mic(chunk)
-
-    mic_task = asyncio.create_task(mic_loop(), name="mic")
+    mic_task = asyncio.create_task(
+        run_mic_loop(mic.chunks(), coordinator.process_mic, coordinator.report_error),
+        name="mic",
+    )
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({mic_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    code = 0
+    if mic_task.done() and isinstance(failure := mic_task.exception(), MicLoopError):
+        _LOGGER.error("%s; exiting so that the service restarts it", failure)
+        code = 1
     _LOGGER.info("Stopping")
     for task in (mic_task, stop_task):
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        with contextlib.suppress(asyncio.CancelledError, MicLoopError):
             await task
     server.close()
     # Whatever the clients do (idle, not reading), the process ends now: every
     # connection is cut at once, and waiting for the rest is bounded.
-    for writer in list(connections):
-        writer.transport.abort()
+    connections.abort_all()
     try:
         async with asyncio.timeout(SHUTDOWN_S):
             await coordinator.close()
@@ -156,6 +167,7 @@ async def _run(
         await hooks.close()
     if zeroconf is not None:
         await zeroconf.async_close()
+    return code
 
 
 async def _start_zeroconf(settings: Settings):

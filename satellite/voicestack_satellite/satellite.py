@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-import contextlib
 import itertools
 import logging
 import time
@@ -34,6 +33,7 @@ from wyoming.wake import Detect, Detection
 
 from . import __version__, extensions
 from .audio import RATE
+from .connections import NON_OWNER_MAX_PAYLOAD
 from .endpoint import Endpointer
 from .hooks import EventCommand
 from .mic import CHUNK_SAMPLES
@@ -86,11 +86,19 @@ class SatelliteCoordinator:
         self._always_listening = False
         self._stream_ids = itertools.count(1)
         self._sound_streams: set[str] = set()  # our own sounds: no played, no progress
+        # Streams from peers, by the player's id: who sent it, under which id.
+        self._peer_streams: dict[str, tuple[Peer, str]] = {}
+        self._receiving: str | None = None  # the owner's stream taking audio-chunks
         self._muted_until_played: str | None = None  # the awake sound's stream
         # After the chime: the chunk being recorded when it ended still holds it.
         self._mute_until = -1  # absolute mic sample
         self._inference = ThreadPoolExecutor(1, thread_name_prefix="voicestack-wake")
         self._endpointer: Endpointer | None = None  # when the owner asked for it
+        # The reply's echo: the mic still hears it after the last sample (room,
+        # device and mic buffers), up to ``_echo_until`` (--echo-tail).
+        self._playback_ended_at = 0  # absolute mic sample
+        self._echo_until = 0
+        self._in_echo = False  # the speech going on began inside the tail
         self._background: set[asyncio.Task[None]] = set()
         self.on_run: Callable[[], None] = lambda: None
         self.state = ""  # nothing reported yet: the first state always is
@@ -98,34 +106,55 @@ class SatelliteCoordinator:
     # -- peers ------------------------------------------------------------------
 
     async def handle_peer(self, peer: Peer) -> None:
-        """Serve one connection until it closes."""
-        _LOGGER.info("Connection from %s", peer.name)
+        """Serve one connection until it closes, is dropped or stays silent."""
+        _LOGGER.debug("Connection from %s", peer.name)
         try:
-            while (
-                event := await peer.read(self._settings.max_payload_bytes)
-            ) is not None:
+            while (event := await self._read(peer)) is not None:
                 if not await self._handle_event(peer, event):
                     break
         finally:
             if self._owner is peer:
                 _LOGGER.info("Owner %s disconnected; waiting for the next", peer.name)
-                self._owner = None
-                self._running = False
-                self._streaming_since = None
-                self._cancel_deadline()
-                self._listen_until = None
-                self._always_listening = False
+                self._end_peer_stream()  # what came plays; nothing queues behind it
+                self._forget_owner()
                 await self._set_state("idle")
-            await peer.close()
+            peer.close()
+
+    async def _read(self, peer: Peer) -> Event | None:
+        """The next event within the limits for what ``peer`` is.
+
+        The owner sends audio and may stay silent between pings (a silent owner
+        only loses the satellite to a new claimant, ``_claim``); any other
+        connection needs small events only and is closed when it stays silent
+        (docs/satellite.md, "Limits").
+        """
+        limit = self._settings.max_payload_bytes
+        if peer is self._owner:
+            return await peer.read(limit)
+        return await peer.read(
+            min(limit, NON_OWNER_MAX_PAYLOAD), self._settings.idle_timeout_s
+        )
+
+    def _forget_owner(self) -> None:
+        """No owner any more: the request and listening end, wake words still count.
+
+        Synchronous, so no other claim can slip in before the caller is done.
+        """
+        self._owner = None
+        self._running = False
+        self._streaming_since = None
+        self._cancel_deadline()
+        self._listen_until = None
+        self._always_listening = False
 
     async def _handle_event(self, peer: Peer, event: Event) -> bool:
         """Handle one event; False closes the connection."""
         kind = event.type
         if Describe.is_type(kind):
-            await peer.send(self.info_event())
+            peer.send(self.info_event())
             return True
         if Ping.is_type(kind):
-            await peer.send(Pong(text=Ping.from_event(event).text).event())
+            peer.send(Pong(text=Ping.from_event(event).text).event())
             return True
         if kind == extensions.HELLO:
             peer.extensions = True
@@ -145,30 +174,33 @@ class SatelliteCoordinator:
 
     async def _claim(self, peer: Peer) -> bool:
         owner = self._owner
-        if owner is not None and owner is not peer and not owner.closed:
+        if owner is not None and owner is not peer:
             silent_s = time.monotonic() - owner.last_seen
-            if silent_s > self._settings.owner_timeout_s:
+            if not owner.closed and silent_s <= self._settings.owner_timeout_s:
+                _LOGGER.warning(
+                    "Refusing %s: the satellite is already run by %s",
+                    peer.name,
+                    owner.name,
+                )
+                peer.send(
+                    Error(
+                        text=f"satellite already run by {owner.name}", code="busy"
+                    ).event()
+                )
+                return False
+            if not owner.closed:
                 # Its network went away without a close (Wi-Fi drop, power cut):
-                # a live owner pings far more often than this.
+                # a live owner pings far more often than this. It may not read
+                # either, so it is cut, never waited for.
                 _LOGGER.warning(
                     "Owner %s silent for %.0f s: handing the satellite to %s",
                     owner.name,
                     silent_s,
                     peer.name,
                 )
-                await owner.close()
-                return await self._claim(peer)
-            _LOGGER.warning(
-                "Refusing %s: the satellite is already run by %s",
-                peer.name,
-                self._owner.name,
-            )
-            await peer.send(
-                Error(
-                    text=f"satellite already run by {self._owner.name}", code="busy"
-                ).event()
-            )
-            return False
+                owner.abort()
+            self._forget_owner()
+        self._drop_streams_not_of(peer)
         self._owner = peer
         self._running = True
         _LOGGER.info("Run by %s", peer.name)
@@ -196,22 +228,11 @@ class SatelliteCoordinator:
             await self._stop_streaming()
             await self._set_state("error")
         elif AudioStart.is_type(kind):
-            start = AudioStart.from_event(event)
-            try:
-                self._player.begin(
-                    str(next(self._stream_ids)), start.rate, start.width, start.channels
-                )
-            except ValueError as err:
-                _LOGGER.warning("Cannot play audio: %s", err)
-                await self._send(
-                    Error(text=f"cannot play audio: {err}", code="audio-format").event()
-                )
-                return
-            await self._set_state("speaking")
+            await self._begin_peer_stream(event)
         elif AudioChunk.is_type(kind):
-            self._player.feed(event.payload or b"")
+            await self._receive_audio(event.payload or b"")
         elif AudioStop.is_type(kind):
-            self._player.end()
+            self._end_peer_stream()
         elif kind.startswith("timer-"):
             await self._on_timer_event(event)
         elif kind == extensions.PAUSE:
@@ -287,13 +308,14 @@ class SatelliteCoordinator:
         return event
 
     async def _send(self, event: Event) -> None:
+        """To the owner, if any; never waits on the network (``Peer.send`` queues)."""
         if self._owner is not None:
-            await self._owner.send(event)
+            self._owner.send(event)
 
     async def _send_extension(self, event: Event) -> None:
         """Only peers that said ``voicestack-hello`` get our own events."""
         if self._owner is not None and self._owner.extensions:
-            await self._owner.send(event)
+            self._owner.send(event)
 
     async def _set_state(self, state: str, **details: object) -> None:
         if state != self.state:
@@ -310,23 +332,72 @@ class SatelliteCoordinator:
     def on_progress(
         self, stream_id: str, played: int, total: int | None, state: str
     ) -> None:
-        """Report playback progress (VoiceStack extension)."""
-        if stream_id in self._sound_streams:
-            return
-        data = {"stream": stream_id, "played": played, "total": total, "state": state}
-        self._spawn(self._send_extension(Event(extensions.PROGRESS, data)))
+        """Report playback progress (VoiceStack extension) to the stream's peer.
 
-    def on_played(self, stream_id: str) -> None:
-        """The last sample of a stream was played: tell the owner."""
+        Our own sounds have no peer; a stream of a previous owner reports to
+        nobody (that connection is closed).
+        """
+        if (stream := self._peer_streams.get(stream_id)) is None:
+            return
+        peer, peer_id = stream
+        if peer.extensions:
+            data = {
+                extensions.STREAM: peer_id,
+                "played": played,
+                "total": total,
+                extensions.STATE: state,
+            }
+            peer.send(Event(extensions.PROGRESS, data))
+
+    def on_played(self, stream_id: str, state: str) -> None:
+        """A stream ended (``played`` to its end, or ``flushed``): tell its peer.
+
+        ``played`` carries the peer's stream id and how the stream ended, so the
+        peer counts it for the right stream and knows whether it was heard whole.
+        """
+        self._after_playback()
         if stream_id in self._sound_streams:
             self._sound_streams.discard(stream_id)
             if stream_id == self._muted_until_played:
                 self._muted_until_played = None
                 self._mute_until = self._preroll.end + CHUNK_SAMPLES
             return
-        self._spawn(self._send(Played().event()))
+        if (stream := self._peer_streams.pop(stream_id, None)) is not None:
+            peer, peer_id = stream
+            played = Played().event()
+            played.data.update({extensions.STREAM: peer_id, extensions.STATE: state})
+            peer.send(played)
         if not self._player.busy and self._streaming_since is None:
             self._spawn(self._set_state("idle"))
+
+    def _after_playback(self) -> None:
+        """The speaker went quiet: what the mic hears next may still be the reply.
+
+        The VAD heard the reply while it played; its state must not carry into
+        the listen window the owner opens now, and speech that starts within
+        ``--echo-tail`` of this moment is the reply's echo.
+        """
+        if self._player.busy:
+            return
+        self._vad.reset()
+        self._playback_ended_at = self._preroll.end
+        self._echo_until = self._playback_ended_at + round(
+            self._settings.echo_tail_s * RATE
+        )
+
+    def _not_echo(self, speech: bool, onset: int) -> bool:
+        """``speech`` (starting at mic sample ``onset``) unless it is the echo.
+
+        Speech that begins inside the tail is ignored until it ends (a chunk
+        without speech): an echo longer than the tail must not pass for new
+        speech the moment the tail is over.
+        """
+        if not speech:
+            self._in_echo = False
+            return False
+        if onset < self._echo_until:
+            self._in_echo = True
+        return not self._in_echo
 
     def report_error(self, message: str) -> None:
         """A part of the satellite failed (e.g. the mic command): state ``error``."""
@@ -349,9 +420,72 @@ class SatelliteCoordinator:
             stream_id = f"{kind}-{next(self._stream_ids)}"
             self._sound_streams.add(stream_id)
             self._player.begin(stream_id, RATE, 2, 1)
-            self._player.feed(pcm)
-            self._player.end()
+            self._player.feed(stream_id, pcm)
+            self._player.end(stream_id)
         return stream_id
+
+    # -- the owner's audio ------------------------------------------------------
+
+    async def _begin_peer_stream(self, event: Event) -> None:
+        """``audio-start``: a new stream of the owner's, under the owner's id.
+
+        A stream still open (no ``audio-stop``) ends here, so it cannot hold up
+        everything queued behind it.
+        """
+        assert self._owner is not None
+        self._end_peer_stream()
+        start = AudioStart.from_event(event)
+        stream_id = str(next(self._stream_ids))
+        try:
+            self._player.begin(stream_id, start.rate, start.width, start.channels)
+        except ValueError as err:
+            _LOGGER.warning("Cannot play audio: %s", err)
+            await self._send(
+                Error(text=f"cannot play audio: {err}", code="audio-format").event()
+            )
+            return
+        peer_id = extensions.peer_stream_id(event.data, stream_id)
+        self._peer_streams[stream_id] = (self._owner, peer_id)
+        self._receiving = stream_id
+        await self._set_state("speaking")
+
+    async def _receive_audio(self, audio: bytes) -> None:
+        """``audio-chunk``: waits while the player is full (docs/satellite.md).
+
+        The owner's connection is not read meanwhile, so TCP holds the owner
+        back; the wait ends as the player plays, or at once when the stream is
+        flushed (a wake word, a new owner).
+        """
+        if self._receiving is None:
+            _LOGGER.warning("Audio chunk without audio-start: dropped")
+            return
+        await self._player.receive(self._receiving, audio)
+
+    def _end_peer_stream(self) -> None:
+        """``audio-stop`` (or its owner went): the stream plays to its end."""
+        if self._receiving is not None:
+            self._player.end(self._receiving)
+            self._receiving = None
+
+    def _drop_streams_not_of(self, peer: Peer) -> None:
+        """A new owner: what a previous one queued and was not played yet goes.
+
+        Whoever sent it is gone and is never told it was played (its
+        connection is closed); the new owner must not get its ``played``
+        either. Our own sounds (a timer ringing) keep playing.
+        """
+        others = {
+            sid for sid, (sender, _) in self._peer_streams.items() if sender is not peer
+        }
+        if self._receiving in others:
+            self._receiving = None
+        if self._player.paused and self._owner is not peer:
+            self._player.resume()  # the pause was the previous owner's
+        if others:
+            _LOGGER.info(
+                "Dropping %d stream(s) queued by the previous owner", len(others)
+            )
+            self._player.flush(only=others.__contains__)
 
     async def _on_timer_event(self, event: Event) -> None:
         """Ring on ``timer-finished`` until cancelled (or the repeat limit)."""
@@ -397,19 +531,21 @@ class SatelliteCoordinator:
             or self._player.busy
         ):
             speech, onset = self._vad.process(samples)
+        onset += end - len(samples)  # absolute mic sample
         if speech and self._player.busy:
-            self._on_speech_during_playback(end - len(samples) + onset)
+            self._on_speech_during_playback(onset)
+        # (Never while playing: on a real device the mic hears the reply.)
+        heard = self._not_echo(speech, onset) and not self._player.busy
         if self._listen_until is not None:
             if time.monotonic() > self._listen_until:
                 self._listen_until = None
                 await self._set_state("idle")
-            elif speech and not self._player.busy:
-                # (Not while playing: on a real device the mic hears the reply.)
+            elif heard:
                 self._listen_until = None
-                await self._start_streaming(None, end - len(samples) + onset)
+                await self._start_streaming(None, onset)
                 return
-        elif self._always_listening and speech and not self._player.busy:
-            await self._start_streaming(None, end - len(samples) + onset)
+        elif self._always_listening and heard:
+            await self._start_streaming(None, onset)
             return
         # Inference runs off the event loop so playback blocks keep flowing.
         name = await asyncio.get_running_loop().run_in_executor(
@@ -470,6 +606,12 @@ class SatelliteCoordinator:
             self._settings.wake_preroll_s if wake_word else self._settings.preroll_s
         )
         preroll_start = max(0, cut - round(seconds * RATE))
+        # Audio since playback, for a request started by speech: none of the
+        # reply's echo goes to speech-to-text or into the room's noise floor.
+        room_from = 0
+        if wake_word is None:
+            preroll_start = max(preroll_start, min(cut, self._echo_until))
+            room_from = self._playback_ended_at
         preroll = self._preroll.since(preroll_start)
         await self._send_extension(
             Event(
@@ -488,7 +630,7 @@ class SatelliteCoordinator:
         self._endpointer = None
         if (silence := self._owner.end_of_speech_s) is not None:
             self._endpointer = Endpointer(silence)
-            self._endpointer.start(self._preroll.since(0))
+            self._endpointer.start(self._preroll.since(room_from))
         await self._set_state("listening")
         if len(preroll):
             await self._stream(preroll, self._preroll.end)
@@ -541,11 +683,10 @@ class SatelliteCoordinator:
         return True
 
     async def close(self) -> None:
-        """Close the owner connection; stop the inference thread."""
+        """Cut the owner connection; stop the inference thread."""
         self._inference.shutdown(wait=True)
         if self._owner is not None:
-            with contextlib.suppress(ConnectionError):
-                await self._owner.close()
+            self._owner.abort()
 
 
 # The fields of Wyoming's timer events, and the types they must have.

@@ -9,11 +9,20 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
+import resource
 import shlex
 import tomllib
 from urllib.parse import urlparse
 
 from . import __version__
+from .connections import NON_OWNER_MAX_PAYLOAD
+from .latency import sound_command_latency_s
+from .peer import MAX_QUEUED_BYTES
+
+MAX_PAYLOAD_LIMIT = 64 * 1024 * 1024
+# Files the satellite opens besides its connections (mic, sound and event
+# commands, zeroconf, the listening socket: 16 measured with all of them).
+FILES_RESERVED = 64
 
 
 class SettingsError(ValueError):
@@ -37,11 +46,17 @@ class Settings:
     snd_file: Path | None = None
     snd_rate: int = 22050
     snd_volume: float = 1.0
+    # Seconds the sound command holds audio before the speaker; None: derived
+    # from the command (latency.py), 0 for --snd-file.
+    snd_latency_s: float | None = None
     wake_words: list[str] = field(default_factory=lambda: ["hey_jarvis"])
     wake_threshold: float = 0.5
     wake_trigger_level: int = 1
     wake_refractory_s: float = 2.0
     vad_threshold: float = 0.5
+    # After playback the mic still hears the reply (room, device and mic
+    # buffers): speech that starts this soon after the last sample is ignored.
+    echo_tail_s: float = 0.25
     preroll_s: float = 1.0
     # After a wake word only the words after it matter: a short preroll keeps the
     # wake word itself out of the request (stock peers send it to STT as is).
@@ -56,7 +71,12 @@ class Settings:
     timer_sound: Path | None = None
     timer_repeat: int = 5
     event_command: list[str] | None = None
-    max_payload_bytes: int = 4 * 1024 * 1024
+    max_payload_bytes: int = 4 * 1024 * 1024  # others: min(this, NON_OWNER_MAX_PAYLOAD)
+    # The network cannot exhaust a Pi (docs/satellite.md, "Limits"): connections
+    # at once, seconds a non-owner may stay silent, seconds one write may take.
+    max_connections: int = 8
+    idle_timeout_s: float = 10.0
+    write_timeout_s: float = 5.0
     zeroconf: bool = True
     debug: bool = False
 
@@ -96,7 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
         "once a peer sends run-satellite, then silence (tests and demos)",
     )
     mic.add_argument(
-        "--mic-stdin", action="store_true", help="raw 16 kHz 16-bit mono PCM on stdin"
+        "--mic-stdin",
+        action="store_true",
+        default=None,  # unset: a config file's mic-stdin = true stands
+        help="raw 16 kHz 16-bit mono PCM on stdin",
     )
     add("--mic-volume", type=float, help="mic volume multiplier (default 1.0)")
     snd = parser.add_mutually_exclusive_group()
@@ -112,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--snd-rate", type=int, help="sample rate of the sound output (default 22050)")
     add("--snd-volume", type=float, help="playback volume multiplier (default 1.0)")
+    add(
+        "--snd-latency",
+        type=float,
+        dest="snd_latency_s",
+        help="seconds the sound command holds audio before the speaker plays it; "
+        "'played' waits for it (default: aplay's start threshold from its "
+        "--start-delay/--buffer-time/--buffer-size, else 0.5; 0.1 for other "
+        "commands; 0 for --snd-file)",
+    )
     add(
         "--wake-word",
         action="append",
@@ -135,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 2.0)",
     )
     add("--vad-threshold", type=float, help="speech probability (default 0.5)")
+    add(
+        "--echo-tail",
+        type=float,
+        dest="echo_tail_s",
+        help="seconds after playback ends during which speech that starts is "
+        "taken for the reply's own echo and starts no request (default 0.25)",
+    )
     add(
         "--preroll",
         type=float,
@@ -218,7 +257,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-payload",
         type=int,
         dest="max_payload_bytes",
-        help="largest event payload accepted, in bytes (default 4 MiB)",
+        help="largest event data and payload accepted from the connection that "
+        "runs the satellite, in bytes (default 4 MiB, at most 64 MiB); other "
+        f"connections may send {NON_OWNER_MAX_PAYLOAD // 1024} KiB",
+    )
+    add(
+        "--max-connections",
+        type=int,
+        help="connections open at once; at the limit a new one replaces the oldest "
+        "that has sent nothing, or is closed (default 8)",
+    )
+    add(
+        "--idle-timeout",
+        type=float,
+        dest="idle_timeout_s",
+        help="seconds a connection that does not run the satellite may go without "
+        "sending an event before it is closed (default 10)",
+    )
+    add(
+        "--write-timeout",
+        type=float,
+        dest="write_timeout_s",
+        help="seconds a write to a connection may wait for it to read; then, or "
+        f"with more than {MAX_QUEUED_BYTES // 1024} KiB unsent, the connection is "
+        "dropped (default 5)",
     )
     add(
         "--no-zeroconf",
@@ -261,6 +323,10 @@ def _read_config(path: Path) -> dict[str, object]:
         "wake_preroll": "wake_preroll_s",
         "max_request": "max_request_s",
         "owner_timeout": "owner_timeout_s",
+        "idle_timeout": "idle_timeout_s",
+        "write_timeout": "write_timeout_s",
+        "snd_latency": "snd_latency_s",
+        "echo_tail": "echo_tail_s",
     }
     out: dict[str, object] = {}
     for key, value in raw.items():
@@ -292,6 +358,13 @@ def _settings_from(values: dict[str, object]) -> Settings:
     except TypeError as err:
         raise SettingsError(str(err)) from err
     _check(settings)
+    if settings.snd_latency_s is None:
+        try:
+            settings.snd_latency_s = sound_command_latency_s(settings.snd_command)
+        except ValueError as err:
+            raise SettingsError(
+                f"--snd-command: {err}; fix it or set --snd-latency"
+            ) from err
     return settings
 
 
@@ -328,13 +401,36 @@ def _check(settings: Settings) -> None:
         raise SettingsError(f"port {settings.port} is not in 1..65535")
     if settings.snd_rate not in (8000, 16000, 22050, 24000, 44100, 48000):
         raise SettingsError(f"--snd-rate {settings.snd_rate} is not a common rate")
-    if settings.max_payload_bytes < 1024:
-        raise SettingsError("--max-payload must be at least 1024 bytes")
+    if not 1024 <= settings.max_payload_bytes <= MAX_PAYLOAD_LIMIT:
+        raise SettingsError("--max-payload must be between 1024 bytes and 64 MiB")
+    _check_connections(settings)
     if not 1.0 <= settings.owner_timeout_s <= 3600.0:
         raise SettingsError("--owner-timeout must be between 1 and 3600 seconds")
     if not 1.0 <= settings.max_request_s <= 300.0:
         raise SettingsError("--max-request must be between 1 and 300 seconds")
     if not 0 <= settings.timer_repeat <= 100:
         raise SettingsError("--timer-repeat must be between 0 and 100")
+    if settings.snd_latency_s is not None and not 0.0 <= settings.snd_latency_s <= 2.0:
+        raise SettingsError("--snd-latency must be between 0 and 2 seconds")
+    if not 0.0 <= settings.echo_tail_s <= 3.0:
+        raise SettingsError("--echo-tail must be between 0 and 3 seconds")
     if not settings.wake_words:
         raise SettingsError("at least one --wake-word is needed")
+
+
+def _check_connections(settings: Settings) -> None:
+    """The connection limits, and whether the process may open that many files."""
+    if not 2 <= settings.max_connections <= 256:
+        # Two at least: the owner, and Home Assistant's describe beside it.
+        raise SettingsError("--max-connections must be between 2 and 256")
+    if not 1.0 <= settings.idle_timeout_s <= 3600.0:
+        raise SettingsError("--idle-timeout must be between 1 and 3600 seconds")
+    if not 0.5 <= settings.write_timeout_s <= 60.0:
+        raise SettingsError("--write-timeout must be between 0.5 and 60 seconds")
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = settings.max_connections + FILES_RESERVED
+    if soft != resource.RLIM_INFINITY and needed > soft:
+        raise SettingsError(
+            f"--max-connections {settings.max_connections} needs {needed} open "
+            f"files, but the limit is {soft} (ulimit -n; systemd: LimitNOFILE=)"
+        )

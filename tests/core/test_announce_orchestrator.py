@@ -405,16 +405,36 @@ async def test_the_next_utterance_is_synthesized_while_the_current_plays() -> No
     assert_balanced(announcer)
 
 
-async def test_timeout_counts_as_said() -> None:
+@pytest.mark.parametrize(
+    ("outcome", "reason", "dropped_as"),
+    [
+        ("timeout", InterruptReason.TIMEOUT, DropReason.UNCONFIRMED),
+        ("flushed", InterruptReason.STOPPED, DropReason.STALE),
+        ("stopped", InterruptReason.STOPPED, DropReason.STALE),
+    ],
+)
+async def test_only_a_confirmed_play_to_the_end_counts_as_spoken(
+    outcome: str, reason: InterruptReason, dropped_as: DropReason
+) -> None:
+    """A playback the satellite did not confirm, or cut short, was not spoken.
+
+    A timeout used to count as spoken although nobody knew what was heard.
+    """
     clock = ManualClock()
     announcer, recorder, events = satellite(clock, hold=True)
     say(announcer, "hello")
     clock.advance(0.3)
     await settle()
-    recorder.finish("timeout")
+    recorder.finish(outcome)
     await settle()
-    assert announcer.snapshot().spoken == 1
-    assert events.of(Status.FINISHED)[0].outcome == "timeout"
+
+    snapshot = announcer.snapshot()
+    assert snapshot.spoken == 0
+    assert snapshot.dropped[dropped_as] == 1
+    (interrupted,) = events.of(Status.INTERRUPTED)
+    assert (interrupted.reason, interrupted.outcome) == (reason, outcome)
+    assert events.of(Status.FINISHED) == []
+    assert_balanced(announcer)
 
 
 async def test_latency_from_announce_to_first_audio() -> None:

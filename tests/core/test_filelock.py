@@ -10,7 +10,7 @@ importing Home Assistant with the integration package.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 import logging
 import os
 from pathlib import Path
@@ -25,10 +25,12 @@ import pytest
 
 from custom_components.voicestack.core import filelock
 from custom_components.voicestack.core.filelock import (
+    ConfinementError,
     LockTimeoutError,
     RobustFileLock,
     append_line,
     append_lines,
+    open_confined,
 )
 
 FILELOCK = Path(filelock.__file__)
@@ -333,3 +335,127 @@ async def test_run_holds_the_lock_until_the_function_returns(tmp_path: Path) -> 
 async def test_a_line_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="line break"):
         await append_line(tmp_path / "n.txt", "two\nlines")
+
+
+# -- confinement: a file that must stay inside a trusted folder ------------------
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """A config directory with Home Assistant's files and a notes folder."""
+    root = tmp_path / "config"
+    (root / ".storage").mkdir(parents=True)
+    (root / "voicestack").mkdir()
+    (root / "configuration.yaml").write_text("homeassistant:\n", encoding="utf-8")
+    (root / "secrets.yaml").write_text("pin: 4711\n", encoding="utf-8")
+    return root
+
+
+def untouched(config: Path) -> dict[str, str]:
+    """Home Assistant's files as they are (they must stay so)."""
+    return {
+        name: (config / name).read_text(encoding="utf-8")
+        for name in ("configuration.yaml", "secrets.yaml")
+    }
+
+
+async def test_confined_appends_create_missing_folders(config: Path) -> None:
+    path = config / "voicestack" / "kitchen" / "notes.txt"
+
+    await append_lines(path, ["one"], within=config)
+    await append_line(path, "two", within=config)
+
+    assert path.read_text(encoding="utf-8") == "one\ntwo\n"
+    assert (path.parent / "notes.txt.lock").is_file()
+
+
+def _link_the_file_to_the_secrets(config: Path) -> None:
+    (config / "voicestack" / "notes.txt").symlink_to("../secrets.yaml")
+
+
+def _link_the_folder_into_storage(config: Path) -> None:
+    (config / "voicestack").rmdir()
+    (config / "voicestack").symlink_to(".storage")
+
+
+def _link_the_lock_file(config: Path) -> None:
+    """flock, then truncate, through this link would clobber configuration.yaml."""
+    (config / "voicestack" / "notes.txt.lock").symlink_to("../configuration.yaml")
+
+
+def _dangling_link_outside(config: Path) -> None:
+    """Following it would create a file outside the config directory."""
+    (config / "voicestack" / "notes.txt").symlink_to(config.parent / "outside.txt")
+
+
+def _a_directory(config: Path) -> None:
+    (config / "voicestack" / "notes.txt").mkdir()
+
+
+def _a_fifo(config: Path) -> None:
+    """Opening it for writing would wait for a reader for ever."""
+    os.mkfifo(config / "voicestack" / "notes.txt")
+
+
+def _a_fifo_as_the_lock_file(config: Path) -> None:
+    """Opened for reading and writing, a FIFO does not block: its type is checked."""
+    os.mkfifo(config / "voicestack" / "notes.txt.lock")
+
+
+def _a_file_as_the_folder(config: Path) -> None:
+    (config / "voicestack").rmdir()
+    (config / "voicestack").write_text("", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("plant", "reason"),
+    [
+        (_link_the_file_to_the_secrets, "symlink"),
+        (_link_the_folder_into_storage, "symlink"),
+        (_link_the_lock_file, "symlink"),
+        (_dangling_link_outside, "symlink"),
+        (_a_directory, "not_a_file"),
+        (_a_fifo, "not_a_file"),
+        (_a_fifo_as_the_lock_file, "not_a_file"),
+        (_a_file_as_the_folder, "not_a_file"),
+    ],
+)
+async def test_a_planted_link_or_non_file_is_refused_at_write_time(
+    config: Path, plant: Callable[[Path], None], reason: str
+) -> None:
+    before = untouched(config)
+    plant(config)
+
+    with pytest.raises(ConfinementError) as refused:
+        await append_lines(
+            config / "voicestack" / "notes.txt", ["PIN 4711"], within=config
+        )
+
+    assert refused.value.reason == reason
+    assert untouched(config) == before
+    assert list((config / ".storage").iterdir()) == []
+    assert not (config.parent / "outside.txt").exists()
+    assert filelock._claims == {}
+
+
+async def test_a_link_swapped_in_between_writes_is_refused(config: Path) -> None:
+    notes = config / "voicestack" / "notes.txt"
+    await append_line(notes, "first", within=config)
+    before = untouched(config)
+
+    notes.unlink()
+    notes.symlink_to(config / "secrets.yaml")  # an absolute link this time
+    with pytest.raises(ConfinementError):
+        await append_line(notes, "second", within=config)
+
+    assert untouched(config) == before
+
+
+def test_open_confined_takes_only_plain_relative_paths(config: Path) -> None:
+    for bad in ("", "/etc/passwd", "../secrets.yaml", "voicestack/../secrets.yaml"):
+        with pytest.raises(ValueError, match="not a plain relative path"):
+            open_confined(config, bad, os.O_RDONLY)
+    with pytest.raises(FileNotFoundError):
+        open_confined(config, "voicestack/a/b.txt", os.O_RDONLY, make_dirs=False)
+    with pytest.raises(ValueError, match="is not in the subpath"):
+        RobustFileLock(config.parent / "x.lock", within=config)

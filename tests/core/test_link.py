@@ -435,19 +435,51 @@ async def test_a_peer_that_closes_at_once_is_retried(
     assert infos[0].startswith("Cannot reach satellite 127.0.0.1:")
 
 
+INVALID = "invalid data from the satellite: "
+
+
 @pytest.mark.parametrize(
     ("garbage", "error"),
     [
-        (b"not json\n", "invalid data from the satellite"),
-        (b"[1, 2]\n", "invalid data from the satellite: AttributeError"),
-        (b'{"data": {}}\n', "invalid data from the satellite: KeyError"),
-        (b'{"type": "info", "data_length": "x"}\n', "invalid data from the satellite"),
-        (b'{"type": 5}\n', "invalid event from the satellite: 5"),
-        (b'{"type": "info", "data": 3}\n', "invalid event from the satellite"),
+        (b"not json\n", INVALID + "event header is not JSON: b'not json\\n'"),
+        (b"[1, 2]\n", INVALID + "event header has no type: b'[1, 2]\\n'"),
+        (b'{"data": {}}\n', INVALID + "event header has no type"),
+        (b'{"type": 5}\n', INVALID + "event header has no type"),
+        (
+            b'{"type": "info", "data_length": "x"}\n',
+            INVALID + "info: data_length 'x' is not a size",
+        ),
+        (b'{"type": "info", "data": 3}\n', INVALID + "info: data is not an object"),
+        (
+            b'{"type": "info", "data_length": 2000000000}\n',
+            INVALID + "info: data_length 2000000000 exceeds the limit of 262144 bytes",
+        ),
+        (
+            b'{"type": "info", "data": {"x": "' + b"x" * (1 << 16) + b'"}}\n',
+            INVALID + "event header longer than 65536 bytes",
+        ),
+        (
+            b'{"type": "info", "data_length": 200000}\n'
+            + b"[" * 100_000
+            + b"]" * 100_000,
+            INVALID + "info: data is not JSON",
+        ),
         (
             b'{"type": "info", "data": {"satellite": {"name": "x"}}}\n',
             "invalid info from the satellite: TypeError",
         ),
+    ],
+    ids=[
+        "not json",
+        "a list",
+        "no type",
+        "a type that is a number",
+        "a length that is text",
+        "data that is a number",
+        "a huge data_length",
+        "a header over 64 KiB",
+        "data nested 100,000 deep",
+        "info that wyoming cannot read",
     ],
 )
 async def test_garbage_during_the_handshake_is_retried(
@@ -468,6 +500,42 @@ async def test_garbage_during_the_handshake_is_retried(
     assert last_error.startswith(error)
 
 
+async def test_a_huge_payload_length_drops_the_peer_before_its_body_is_read(
+    make_link: Callable[..., Linked],
+) -> None:
+    """The reproduction of issue 12 item 8: HA's RSS went 110 -> 1,135 MB in 5 s.
+
+    The peer announces a 2 GB audio chunk and streams it without end. The link
+    refuses it at the header: wyoming's reader read (and kept) all it was sent.
+    Keepalive pings are off, so only the length check can end this connection.
+    """
+    header = (
+        b'{"type": "audio-chunk", "data": {"rate": 16000, "width": 2, '
+        b'"channels": 1}, "payload_length": 2000000000}\n'
+    )
+
+    async def hostile(peer: PeerConnection, n: int) -> None:
+        await handshake(peer)
+        if n > 1:
+            await serve_pings(peer)
+            return
+        peer.writer.write(header)
+        while True:  # until the link drops us (ConnectionError)
+            peer.writer.write(bytes(64 * 1024))
+            await peer.writer.drain()
+
+    async with FakePeer(hostile) as peer:
+        linked = make_link(peer.port, ping_interval_s=60.0)
+        await wait_for(lambda: linked.listener.lost != [], "link_lost")
+        await linked.link.stop()
+
+    assert linked.listener.lost == [
+        INVALID
+        + "audio-chunk: payload_length 2000000000 exceeds the limit of 262144 bytes"
+    ]
+    assert linked.listener.events == []  # nothing of it was handed on
+
+
 async def test_garbage_while_connected_loses_the_link_once_and_reconnects(
     make_link: Callable[..., Linked], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -482,7 +550,9 @@ async def test_garbage_while_connected_loses_the_link_once_and_reconnects(
         await wait_for(lambda: len(linked.listener.connected) == 2, "reconnect")
         await linked.link.stop()
 
-    assert linked.listener.lost == ["invalid data from the satellite"]
+    assert linked.listener.lost == [
+        INVALID + "event header is not JSON: b'not json\\n'"
+    ]
     assert linked.sleeps.delays == [pytest.approx(0.567, abs=1e-3)]  # Random(1)
     assert len(link_records(caplog, logging.WARNING)) == 1
     assert link_records(caplog, logging.INFO)[-1] == (

@@ -61,7 +61,7 @@ def test_no_options_are_the_defaults() -> None:
         "inventory": "notes",
     }
     assert config.todo_entity is None
-    assert config.notes_file == "voicestack_notes.txt"
+    assert config.notes_file == "voicestack/notes.txt"
     assert config.policy == ConfirmPolicy()
 
 
@@ -165,17 +165,23 @@ def test_a_todo_list_is_checked_even_when_no_destination_uses_it() -> None:
 
 
 @pytest.mark.parametrize(
-    "notes_file", ["", "  ", "/etc/x", "../x", "notes/../../x", "notes/", None]
+    "notes_file",
+    ["", "  ", "/etc/x", "../x", "notes.txt", "voicestack/../x", "voicestack/", None],
 )
-def test_the_notes_file_stays_inside_the_config_directory(notes_file: Any) -> None:
+def test_the_notes_file_stays_inside_the_voicestack_folder(notes_file: Any) -> None:
     assert problems(notes_file=notes_file) == [("notes_file", "bad_notes_file")]
 
 
-@pytest.mark.parametrize("notes_file", ["notes.txt", "voice/notes.md", "./notes.txt"])
-def test_relative_notes_files_are_fine(notes_file: str) -> None:
-    assert RouterConfig.from_options({"notes_file": notes_file}).notes_file == (
-        notes_file
-    )
+@pytest.mark.parametrize(
+    ("notes_file", "used"),
+    [
+        ("voicestack/notes.txt", "voicestack/notes.txt"),
+        ("voicestack/kitchen/notes.md", "voicestack/kitchen/notes.md"),
+        (" ./voicestack//notes.txt ", "voicestack/notes.txt"),
+    ],
+)
+def test_notes_files_in_the_folder_are_fine(notes_file: str, used: str) -> None:
+    assert RouterConfig.from_options({"notes_file": notes_file}).notes_file == used
 
 
 def test_listen_mode() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,10 @@ from custom_components.voicestack.core.router import (
     Touched,
     sensitive_entities,
 )
+from custom_components.voicestack.core.router.sensitive import mentions_sensitive
 from custom_components.voicestack.core.router.targets import PartialDeliveryError
+
+from .manual_clock import ManualClock
 
 NOON = datetime(2025, 6, 7, 12, 0, 5, tzinfo=UTC)
 DICTATION = Submission(
@@ -129,16 +133,212 @@ async def test_agent_target_asks_before_a_sensitive_request() -> None:
     ).confirm is None
 
 
-async def test_agent_target_asks_when_the_check_hangs() -> None:
-    async def hang(text: str) -> list[str]:
-        await asyncio.sleep(10)
-        return []
+class BlockedCheck:
+    """A resolver that answers only when the test says so (a check under load)."""
 
-    target = AgentTarget(hang, resolve_timeout_s=0.01)
+    def __init__(self, answer: list[Touched | str] | None = None) -> None:
+        """It will answer ``answer`` once released."""
+        self.answer = answer or []
+        self.release = asyncio.Event()
+        self.started: list[str] = []
+        self.cancelled = 0
 
-    delivery = await target.deliver(Submission("base", ("open sesame",)))
+    async def __call__(self, text: str) -> list[Touched | str]:
+        """Wait for the release; count a cancellation."""
+        self.started.append(text)
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return self.answer
+
+
+async def settle() -> None:
+    """Let every ready task run until it waits (no time passes)."""
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def deliver_late(target: AgentTarget, clock: ManualClock, text: str) -> Delivery:
+    """Deliver ``text`` while the check never answers, up to the deadline."""
+    task = asyncio.create_task(target.deliver(Submission("base", (text,))))
+    await settle()
+    clock.advance(target.resolve_timeout_s - 0.001)
+    await settle()
+    assert not task.done()  # the check still has time
+    clock.advance(0.001)
+    await settle()
+    assert task.done()
+    return task.result()
+
+
+async def test_a_late_check_lets_a_plain_command_through_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock, check = ManualClock(), BlockedCheck()
+    target = AgentTarget(check, clock=clock)
+
+    with caplog.at_level(logging.WARNING):
+        delivery = await deliver_late(target, clock, "Turn on the kitchen lights.")
+
+    assert delivery == Delivery(agent_text="Turn on the kitchen lights.")
+    assert check.cancelled == 1  # the late check is dropped, not left running
+    assert clock.pending == 0
+    assert "Could not tell within 2 s what 'Turn on the kitchen lights.'" in (
+        caplog.text
+    )
+    assert "goes to the agent unasked" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unlock the front door.",
+        "lock up",
+        "Disarm the alarm",
+        "open the garage",
+        "Close the gates!",
+        "turn off the server",  # listed: switch.server
+        "Schließ die Haustür auf",  # a sensitive entity's own name
+        "öffne das Tor",  # an alias of it
+    ],
+)
+async def test_a_late_check_still_asks_when_the_text_names_something_sensitive(
+    text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock, check = ManualClock(), BlockedCheck()
+    known = [
+        Touched("lock.entrance", names=("Haustür",)),
+        Touched("cover.yard", "gate", names=("Hoftor", "Tor")),
+        Touched("light.flur", names=("Flur",)),
+    ]
+    target = AgentTarget(
+        check,
+        ConfirmPolicy(entities=frozenset({"switch.server"})),
+        known=lambda: known,
+        clock=clock,
+    )
+
+    with caplog.at_level(logging.WARNING):
+        delivery = await deliver_late(target, clock, text)
+
+    assert delivery.confirm is not None
+    assert delivery.agent_text == text
+    assert "needs a yes, so asking first" in caplog.text
+
+
+async def test_a_late_check_asks_when_the_names_cannot_be_read() -> None:
+    def broken() -> list[Touched]:
+        raise RuntimeError("registry gone")
+
+    clock = ManualClock()
+    target = AgentTarget(BlockedCheck(), known=broken, clock=clock)
+
+    delivery = await deliver_late(target, clock, "turn on the porch light")
+
+    assert delivery.confirm == "Should I turn on the porch light? Say yes or no."
+
+
+@pytest.mark.parametrize(
+    ("answer", "confirm"),
+    [
+        (["lock.front_door"], "Should I unlock the front door? Say yes or no."),
+        (["light.porch"], None),
+    ],
+)
+async def test_a_check_the_agent_reuses_is_awaited_past_the_deadline(
+    answer: list[Touched | str], confirm: str | None
+) -> None:
+    clock, check = ManualClock(), BlockedCheck(answer)
+    target = AgentTarget(check, clock=clock, reused=lambda: True)
+    task = asyncio.create_task(
+        target.deliver(Submission("base", ("unlock the front door",)))
+    )
+    await settle()
+
+    clock.advance(60.0)
+    await settle()
+    waited = not task.done()
+    check.release.set()
+    delivery = await task
+
+    assert waited
+    assert check.started == ["unlock the front door"]
+    assert delivery == Delivery(agent_text="unlock the front door", confirm=confirm)
+
+
+async def test_a_check_in_time_decides_even_when_the_text_names_a_door() -> None:
+    clock, check = ManualClock(), BlockedCheck(["light.front_door_lamp"])
+    target = AgentTarget(check, clock=clock)
+    task = asyncio.create_task(
+        target.deliver(Submission("base", ("turn on the front door lamp",)))
+    )
+    await settle()
+    clock.advance(1.9)
+    check.release.set()
+    await settle()
+
+    assert task.done()
+    assert task.result() == Delivery(agent_text="turn on the front door lamp")
+    assert clock.pending == 0
+
+
+async def test_a_failing_check_asks(caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(text: str) -> list[str]:
+        raise RuntimeError("recognizer crashed")
+
+    delivery = await AgentTarget(broken).deliver(Submission("base", ("open sesame",)))
 
     assert delivery.confirm == "Should I open sesame? Say yes or no."
+    assert "Could not tell what 'open sesame' would act on" in caplog.text
+
+
+async def test_cancelling_a_delivery_cancels_its_check() -> None:
+    clock, check = ManualClock(), BlockedCheck()
+    target = AgentTarget(check, clock=clock)
+    task = asyncio.create_task(target.deliver(Submission("base", ("lights on",))))
+    await settle()
+
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert check.cancelled == 1
+    assert clock.pending == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        ("unlock the front door", True),
+        ("is the back door locked?", True),
+        ("arm the alarm", True),
+        ("open the garages", True),
+        ("turn on the kitchen light", False),
+        ("open the blinds", False),
+        ("switch on the doorbell light", False),  # "doorbell" is not "door"
+        ("turn on the tv", False),
+    ],
+)
+def test_the_first_pass_reads_action_and_cover_words(text: str, mentions: bool) -> None:
+    assert mentions_sensitive(text, ConfirmPolicy()) is mentions
+
+
+def test_the_first_pass_follows_the_policy() -> None:
+    off = ConfirmPolicy(enabled=False)
+    valves = ConfirmPolicy(domains=frozenset({"valve"}), cover_classes=frozenset())
+    blind = [Touched("cover.patio", "blind", names=("Patio door",))]
+    garage = [Touched("cover.patio", "garage", names=("Patio",))]
+
+    assert not mentions_sensitive("unlock the front door", off)
+    assert mentions_sensitive("close the water valve", valves)
+    assert not mentions_sensitive("unlock the front door", valves)
+    assert not mentions_sensitive("open the patio", valves, garage)
+    assert mentions_sensitive("open the patio", ConfirmPolicy(), garage)
+    # A blind named "Patio door" needs no yes, but "door" alone is a cover word.
+    assert not mentions_sensitive("open patio", ConfirmPolicy(), blind)
+    assert not mentions_sensitive("", ConfirmPolicy(), [Touched("lock.x", names=("",))])
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ from wyoming.event import Event
 from custom_components.voicestack.core.speaker import CHUNK_FRAMES, Speaker
 from custom_components.voicestack.core.wav import Pcm
 
+from .manual_clock import ManualClock
+
 
 class Recorder:
     """Collects what the Speaker sends; can pretend to be disconnected."""
@@ -38,6 +40,15 @@ class Recorder:
     def types(self) -> list[str]:
         """Event types sent, in order."""
         return [e.type for e in self.sent]
+
+    def streams(self) -> list[str]:
+        """The stream ids of the ``audio-start`` events sent, in order."""
+        return [e.data["stream"] for e in self.sent if e.type == "audio-start"]
+
+    def audio_seconds(self) -> float:
+        """Seconds of audio sent in chunks (16-bit mono at 16 kHz)."""
+        chunks = [e for e in self.sent if e.type == "audio-chunk"]
+        return sum(len(e.payload or b"") for e in chunks) / 32000
 
 
 def pcm(seconds: float, rate: int = 22050) -> Pcm:
@@ -202,3 +213,119 @@ async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> N
         await asyncio.sleep(0)
     speaker.played()
     assert (await follow).outcome == "played"
+
+
+async def until_sent(link: Recorder, event_type: str, count: int = 1) -> None:
+    while link.types().count(event_type) < count:
+        await asyncio.sleep(0)
+
+
+async def test_every_stream_has_its_own_id() -> None:
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    task = asyncio.create_task(
+        speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
+    )
+    await until_sent(link, "audio-stop", 2)
+    first, second = link.streams()
+    speaker.played(first, "played")
+    speaker.played(second, "played")
+    assert (await task).outcome == "played"
+    again = asyncio.create_task(speaker.speak(parts(("C.", pcm(0.1)))))
+    await until_sent(link, "audio-stop", 3)
+    (third,) = link.streams()[2:]
+    speaker.played(third, "played")
+    await again
+
+    assert len({first, second, third}) == 3
+
+
+async def test_a_played_of_a_stream_not_open_is_ignored() -> None:
+    """The late ``played`` of an old stream used to end the current playback.
+
+    A satellite frozen during playback kept playing the old owner's audio after
+    the reconnect; its ``played`` freed the Speaker while the announcement said
+    again was still to come, so both were heard.
+    """
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    task = asyncio.create_task(speaker.speak(parts(("Hello.", pcm(0.1)))))
+    await until_sent(link, "audio-stop")
+    speaker.played("a-stream-from-before", "played")
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not task.done()
+    assert speaker.busy
+    (stream,) = link.streams()
+    speaker.played(stream, "played")
+    assert (await task).outcome == "played"
+
+
+async def test_a_bare_played_ends_the_oldest_stream() -> None:
+    """A stock satellite's ``played`` has no id: it is the oldest stream's."""
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    task = asyncio.create_task(
+        speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
+    )
+    await until_sent(link, "audio-stop", 2)
+    speaker.played()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not task.done()
+    speaker.played()
+    assert (await task).outcome == "played"
+
+
+async def test_a_stream_the_satellite_flushed_was_not_played() -> None:
+    """Cut short at the satellite (a wake word): ``flushed``, not ``played``."""
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports)
+    task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
+    await until_sent(link, "audio-stop")
+    (stream,) = link.streams()
+    speaker.played(stream, "flushed")
+    assert (await task).outcome == "flushed"
+
+
+async def test_audio_is_sent_at_most_the_lead_ahead_of_playback() -> None:
+    """A fast speech engine does not fill the satellite's bounded player."""
+    clock = ManualClock()
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
+    chunk_s = CHUNK_FRAMES / 16000
+    task = asyncio.create_task(speaker.speak(parts(("A story.", pcm(3.0, 16000)))))
+    for step, elapsed in ((0.0, 0.0), (0.5, 0.5), (1.0, 1.5)):
+        clock.advance(step)
+        for _ in range(100):
+            await asyncio.sleep(0)
+        assert 1.0 + elapsed < link.audio_seconds() <= 1.0 + elapsed + chunk_s
+    clock.advance(1.0)
+    await until_sent(link, "audio-stop")
+    assert link.audio_seconds() == pytest.approx(3.0)
+    (stream,) = link.streams()
+    speaker.played(stream, "played")
+    assert (await task).outcome == "played"
+
+
+async def test_nothing_more_is_sent_once_stopped() -> None:
+    """A response cut by a critical stops sending: the critical waits for it."""
+    clock = ManualClock()
+    link = Recorder()
+    speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
+    task = asyncio.create_task(
+        speaker.speak(parts(("One.", pcm(2.0, 16000)), ("Two.", pcm(2.0, 16000))))
+    )
+    for _ in range(100):
+        await asyncio.sleep(0)
+    stopping = asyncio.create_task(speaker.stop())
+    await until_sent(link, "voicestack-flush")
+    (stream,) = link.streams()
+    speaker.played(stream, "flushed")  # the satellite confirms the flush
+    assert await stopping
+    sent = link.audio_seconds()
+    clock.advance(10.0)
+
+    assert (await task).outcome == "stopped"
+    assert link.audio_seconds() == sent
+    assert link.streams() == [stream]

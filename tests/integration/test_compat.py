@@ -1,15 +1,22 @@
 """What compat.py relies on in Home Assistant still holds on this version.
 
 compat.py is the only module that touches private members of
-``AssistSatelliteEntity``; these tests fail first when Home Assistant changes
-one of them, on each version the suite runs on.
+``AssistSatelliteEntity`` and of the default conversation agent; these tests
+fail first when Home Assistant changes one of them, on each version the suite
+runs on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from homeassistant.components.assist_satellite import AssistSatelliteEntity
+from homeassistant.components.conversation.default_agent import (
+    DefaultAgent,
+    IntentCacheKey,
+)
+from homeassistant.core import HomeAssistant
 
 from custom_components.voicestack import compat
 
@@ -38,3 +45,17 @@ def test_the_pipeline_call_matches_what_compat_passes() -> None:
     ).parameters
     assert {"start_stage", "end_stage", "wake_word_phrase"} <= set(parameters)
     assert ("context" in parameters) == compat._ACCEPTS_CONTEXT
+
+
+async def test_the_default_agent_keeps_recognitions_by_the_keys_the_check_uses(
+    hass: HomeAssistant,
+) -> None:
+    """The sensitive check recognizes a text just before the agent does."""
+    agent = DefaultAgent(hass)
+    keys = {field.name for field in dataclasses.fields(IntentCacheKey)}
+
+    assert compat.caches_recognition(agent)
+    assert {"text", "language", "satellite_id"} <= keys
+    assert keys <= {"text", "language", "satellite_id", "device_id"}
+    source = inspect.getsource(DefaultAgent._recognize)
+    assert "self._intent_cache.get(cache_key)" in source

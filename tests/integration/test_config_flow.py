@@ -196,6 +196,8 @@ NOT_WYOMING = {
     "a list": b"[1, 2, 3]\n",
     "a type that is a number": b'{"type": 7}\n',
     "a length that is text": b'{"type": "info", "data_length": "x"}\n',
+    # wyoming's reader would wait for (and buffer) the 2 GB it announces.
+    "a payload of 2 GB": b'{"type": "info", "payload_length": 2000000000}\n',
     # Python 3.13's parser gives up (RecursionError); 3.14's parses it.
     "nesting 30,000 deep": b'{"type": "info", "data": '
     + b"[" * 30_000

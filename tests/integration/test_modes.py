@@ -292,12 +292,31 @@ async def test_dictation_goes_to_the_notes_file_in_the_config_dir(
         "start dictation", "first line cancel", "zero zero zero", "end dictation"
     )
 
-    (line,) = (config_dir / "voicestack_notes.txt").read_text().splitlines()
+    (line,) = (config_dir / "voicestack" / "notes.txt").read_text().splitlines()
     stamp, frame, text = line.split("\t")
     assert datetime.fromisoformat(stamp).tzinfo is not None
     assert (frame, text) == ("dictation", "first line cancel zero zero zero")
     assert decision.speak == "Saved to your notes."
     assert decision.stack == ("base",)
+
+
+async def test_notes_are_not_written_through_a_link_planted_later(
+    start: Start, config_dir: Path
+) -> None:
+    """The options were fine when saved; a link made afterwards is refused."""
+    secrets = config_dir / "secrets.yaml"
+    secrets.write_text("pin: 4711\n", encoding="utf-8")
+    sat = await start()
+    await sat.say("start dictation", "the first note", "end dictation")
+    notes = config_dir / "voicestack" / "notes.txt"
+    notes.unlink()
+    notes.symlink_to("../secrets.yaml")
+
+    failed = await sat.say("start dictation", "the second note", "end dictation")
+
+    assert failed.speak == REPLIES.delivery_failed.format(target="notes")
+    assert failed.stack == ("base", "dictation")  # the frame keeps the note
+    assert secrets.read_text(encoding="utf-8") == "pin: 4711\n"
 
 
 async def test_start_dictation_to_an_event_answers_and_fires_on_submit(
@@ -348,7 +367,7 @@ async def test_abort_mode_delivers_nothing(
     await hass.async_block_till_done()
 
     assert events == []
-    assert not (config_dir / "voicestack_notes.txt").exists()
+    assert not (config_dir / "voicestack" / "notes.txt").exists()
     assert aborted["satellites"][SATELLITE]["stack"] == ["base"]
     assert "nothing sent" in aborted["satellites"][SATELLITE]["reason"]
     assert sat.state(GATHERED) == "0"

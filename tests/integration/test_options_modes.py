@@ -6,6 +6,7 @@ entry only has to exist. Each step is opened through the menu, like in the UI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import json
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,15 @@ MODES = {
     "dictation_destination": "event",
     "inventory_destination": "todo",
     "todo_entity": "todo.shopping",
-    "notes_file": "voice/notes.txt",
+    "notes_file": "voicestack/voice/notes.txt",
     "confirm_sensitive": False,
     "confirm_entities": ["switch.heater"],
 }
 SCRIPT = "script.movie_time"
+IN_THE_FOLDER = (
+    "a file in the voicestack folder of the config directory,"
+    " such as voicestack/notes.txt"
+)
 
 
 @pytest.fixture
@@ -193,12 +198,12 @@ async def test_cleared_optional_fields_are_stored_empty(
         (
             {"notes_file": "../x"},
             {"notes_file": "bad_notes_file"},
-            "notes\\_file: '../x': a file name under the config directory",
+            f"notes\\_file: '../x': {IN_THE_FOLDER}",
         ),
         (
             {"notes_file": "/etc/x"},
             {"notes_file": "bad_notes_file"},
-            "notes\\_file: '/etc/x': a file name under the config directory",
+            f"notes\\_file: '/etc/x': {IN_THE_FOLDER}",
         ),
         (
             {"dictation_destination": "todo"},
@@ -222,8 +227,157 @@ async def test_bad_modes_are_rejected_on_their_field(
     assert result["description_placeholders"] == {"problems": f"- {detail}"}
     # The form keeps what was typed.
     assert shown(result)["notes_file"] == changes.get(
-        "notes_file", "voicestack_notes.txt"
+        "notes_file", "voicestack/notes.txt"
     )
+
+
+@pytest.fixture
+def config_dir(hass: HomeAssistant, tmp_path: Path) -> Path:
+    """A config directory like a user's: Home Assistant's files, a notes folder."""
+    path = tmp_path / "config"
+    (path / ".storage").mkdir(parents=True)
+    (path / "voicestack" / "archive").mkdir(parents=True)
+    for name in ("configuration.yaml", "secrets.yaml", "home-assistant_v2.db"):
+        (path / name).write_text("", encoding="utf-8")
+    (path / ".storage" / "core.config_entries").write_text("{}", encoding="utf-8")
+    hass.config.config_dir = str(path)
+    return path
+
+
+async def save_notes_file(
+    hass: HomeAssistant, entry: MockConfigEntry, notes_file: str
+) -> Any:
+    """Save the modes form with ``notes_file`` (the rest as shown)."""
+    form = await open_step(hass, entry, "modes")
+    return await submit(hass, form, shown(form) | {"notes_file": notes_file})
+
+
+@pytest.mark.parametrize(
+    "notes_file",
+    [
+        ".",
+        "..",
+        "configuration.yaml",
+        "secrets.yaml",
+        ".storage/core.config_entries",
+        "home-assistant_v2.db",
+        "voicestack_notes.txt",  # the old default, beside Home Assistant's files
+        "voicestack",
+        "voicestack/../secrets.yaml",
+        "/etc/passwd",
+        "/config/voicestack/notes.txt",
+    ],
+)
+@pytest.mark.usefixtures("config_dir")
+async def test_a_notes_file_outside_the_voicestack_folder_is_refused(
+    hass: HomeAssistant, entry: MockConfigEntry, notes_file: str
+) -> None:
+    result = await save_notes_file(hass, entry, notes_file)
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == {"notes_file": "bad_notes_file"}
+    typed = repr(notes_file).replace("_", "\\_")  # the list is Markdown
+    assert result["description_placeholders"]["problems"] == (
+        f"- notes\\_file: {typed}: {IN_THE_FOLDER}"
+    )
+
+
+def _link_out(config_dir: Path) -> None:
+    (config_dir / "voicestack" / "notes.txt").symlink_to("../configuration.yaml")
+
+
+def _link_the_folder(config_dir: Path) -> None:
+    (config_dir / "voicestack" / "archive").rmdir()
+    (config_dir / "voicestack" / "archive").symlink_to("../.storage")
+
+
+def _link_the_lock(config_dir: Path) -> None:
+    (config_dir / "voicestack" / "notes.txt.lock").symlink_to("../secrets.yaml")
+
+
+def _nothing(config_dir: Path) -> None:
+    """The directory ``voicestack/archive`` is there already."""
+
+
+@pytest.mark.parametrize(
+    ("plant", "notes_file", "code", "detail"),
+    [
+        pytest.param(
+            _link_out,
+            "voicestack/notes.txt",
+            "notes_file_symlink",
+            "a symbolic link",
+            id="file-linked-outside",
+        ),
+        pytest.param(
+            _link_the_folder,
+            "voicestack/archive/notes.txt",
+            "notes_file_symlink",
+            "a symbolic link",
+            id="folder-linked-outside",
+        ),
+        pytest.param(
+            _link_the_lock,
+            "voicestack/notes.txt",
+            "notes_file_symlink",
+            "a symbolic link",
+            id="lock-file-linked-outside",
+        ),
+        pytest.param(
+            _nothing,
+            "voicestack/archive",
+            "notes_file_not_a_file",
+            "a folder or special file",
+            id="a-directory",
+        ),
+        pytest.param(
+            _nothing,
+            "voicestack/" + "n" * 300,
+            "notes_file_unusable",
+            "the file cannot be opened",
+            id="name-too-long",
+        ),
+    ],
+)
+async def test_a_notes_file_the_disk_refuses_is_refused(
+    hass: HomeAssistant,
+    entry: MockConfigEntry,
+    config_dir: Path,
+    plant: Callable[[Path], None],
+    notes_file: str,
+    code: str,
+    detail: str,
+) -> None:
+    plant(config_dir)
+
+    result = await save_notes_file(hass, entry, notes_file)
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == {"notes_file": code}
+    assert result["description_placeholders"]["problems"].startswith(
+        f"- notes\\_file: {notes_file!r}: {detail}"
+    )
+    assert (config_dir / "configuration.yaml").read_text(encoding="utf-8") == ""
+
+
+@pytest.mark.parametrize(
+    "notes_file",
+    [
+        "voicestack/notes.txt",  # exists, a regular file
+        "voicestack/kitchen/today.md",  # its folder is made on the first note
+        "voicestack/archive/2026.txt",
+    ],
+)
+async def test_a_file_in_the_voicestack_folder_is_saved(
+    hass: HomeAssistant, entry: MockConfigEntry, config_dir: Path, notes_file: str
+) -> None:
+    (config_dir / "voicestack" / "notes.txt").write_text("kept\n", encoding="utf-8")
+
+    result = await save_notes_file(hass, entry, notes_file)
+
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options["notes_file"] == notes_file
+    assert not (config_dir / "voicestack" / "kitchen").exists()  # only looked
 
 
 async def test_a_todo_destination_without_the_field_is_todo_required(
@@ -585,6 +739,9 @@ def test_every_step_field_and_error_is_translated() -> None:
         "todo_required",
         "not_todo",
         "bad_notes_file",
+        "notes_file_symlink",
+        "notes_file_not_a_file",
+        "notes_file_unusable",
         "not_a_number",
         "out_of_range",
         "invalid",

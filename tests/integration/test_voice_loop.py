@@ -9,22 +9,45 @@ agent's answer.
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+import contextlib
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar
 
+from homeassistant.components.assist_pipeline import Pipeline, async_update_pipeline
 from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import Event, HomeAssistant
 import pytest
 from wyoming.asr import Transcript
-from wyoming.audio import AudioStop
-from wyoming.event import Event as WyomingEvent
-from wyoming.info import AsrModel, AsrProgram, Attribution, Describe, Info
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import Event as WyomingEvent, async_read_event, async_write_event
+from wyoming.info import (
+    AsrModel,
+    AsrProgram,
+    Attribution,
+    Describe,
+    Info,
+    Satellite,
+    WakeModel,
+    WakeProgram,
+)
+from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
+from wyoming.satellite import RunSatellite
 from wyoming.server import AsyncEventHandler, AsyncServer
+from wyoming.wake import Detection
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
+from custom_components.voicestack.core.request_audio import (
+    BYTES_PER_SECOND,
+    MAX_QUEUED_AUDIO_BYTES,
+    MAX_REQUEST_S,
+)
+from custom_components.voicestack.voice_loop import VoiceLoop
 from tests import servers, speech
+from tests.core.manual_clock import ManualClock
 from tests.integration.assist import (
     IDLE,
     LIGHT,
@@ -32,6 +55,8 @@ from tests.integration.assist import (
     PROCESSING,
     RESPONDING,
     add_voicestack,
+    add_wyoming,
+    entity_of,
     record_states,
     set_up_assist,
     wait_for,
@@ -265,12 +290,17 @@ class _HearsNothing(AsyncEventHandler):
     """A speech-to-text service that finds no words: the edge whisper has too.
 
     Whisper answers "[BLANK_AUDIO]" or nothing for noise, but not on cue; this
-    Wyoming ASR server gives ``ANSWERS`` in turn, whatever it is sent.
+    Wyoming ASR server gives ``ANSWERS`` in turn, whatever it is sent, and counts
+    the audio bytes it was sent and the ``audio-stop``s.
     """
 
     ANSWERS: ClassVar[list[str]] = []
+    HEARD_BYTES: ClassVar[int] = 0
+    STOPS: ClassVar[int] = 0
 
     async def handle_event(self, event: WyomingEvent) -> bool:
+        if AudioChunk.is_type(event.type):
+            _HearsNothing.HEARD_BYTES += len(event.payload or b"")
         if Describe.is_type(event.type):
             attribution = Attribution(name="test", url="")
             model = AsrModel(
@@ -291,8 +321,23 @@ class _HearsNothing(AsyncEventHandler):
             )
             await self.write_event(Info(asr=[program]).event())
         elif AudioStop.is_type(event.type):
+            _HearsNothing.STOPS += 1
             await self.write_event(Transcript(text=self.ANSWERS.pop(0)).event())
         return True
+
+
+@asynccontextmanager
+async def hearing_nothing(*answers: str) -> AsyncIterator[SimpleNamespace]:
+    """A ``_HearsNothing`` server on loopback that gives ``answers``."""
+    _HearsNothing.ANSWERS = list(answers)
+    _HearsNothing.HEARD_BYTES = _HearsNothing.STOPS = 0
+    endpoint = SimpleNamespace(host="127.0.0.1", port=servers.free_port())
+    stt = AsyncServer.from_uri(f"tcp://{endpoint.host}:{endpoint.port}")
+    await stt.start(_HearsNothing)
+    try:
+        yield endpoint
+    finally:
+        await stt.stop()
 
 
 async def test_an_empty_transcript_is_an_event_and_a_count(
@@ -301,25 +346,19 @@ async def test_an_empty_transcript_is_an_event_and_a_count(
     mic = speech.write_wav(
         tmp_path / "mic.wav", wake_and_say(COMMAND) + wake_and_say(COMMAND)
     )
-    _HearsNothing.ANSWERS = ["[BLANK_AUDIO]", ""]
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
-    endpoint = SimpleNamespace(host="127.0.0.1", port=servers.free_port())
-    stt = AsyncServer.from_uri(f"tcp://{endpoint.host}:{endpoint.port}")
-    await stt.start(_HearsNothing)
-    try:
-        async with AsyncExitStack() as stack:
-            await set_up_assist(hass, stack, tmp_path, piper, endpoint)
-            seen = light_states(hass, stack)
-            sat = await stack.enter_async_context(
-                satellite(tmp_path, "--mic-file", str(mic))
-            )
-            await add_voicestack(hass, stack, sat)
-            await wait_for(lambda: len(utterances) == 2, RUN_TIMEOUT_S, "two requests")
-            await hass.async_block_till_done()
-            count = hass.states.get("sensor.test_satellite_empty_transcripts")
-    finally:
-        await stt.stop()
+    async with AsyncExitStack() as stack:
+        endpoint = await stack.enter_async_context(hearing_nothing("[BLANK_AUDIO]", ""))
+        await set_up_assist(hass, stack, tmp_path, piper, endpoint)
+        seen = light_states(hass, stack)
+        sat = await stack.enter_async_context(
+            satellite(tmp_path, "--mic-file", str(mic))
+        )
+        await add_voicestack(hass, stack, sat)
+        await wait_for(lambda: len(utterances) == 2, RUN_TIMEOUT_S, "two requests")
+        await hass.async_block_till_done()
+        count = hass.states.get("sensor.test_satellite_empty_transcripts")
 
     assert [(u.data["text"], u.data["outcome"]) for u in utterances] == [
         ("[BLANK_AUDIO]", "empty"),
@@ -329,3 +368,322 @@ async def test_an_empty_transcript_is_an_event_and_a_count(
     assert count is not None
     assert count.state == "2"
     assert seen == []  # nothing acted on
+
+
+# -- a peer at the satellite's address that streams without end (issue 12, 8) --
+
+
+class EndlessSatellite:
+    """A Wyoming satellite on loopback that starts a request and never ends it.
+
+    It answers ``describe`` as a stock satellite, accepts ``run-satellite`` and
+    answers pings; ``stream`` then sends ``run-pipeline`` and audio chunks until
+    the test stops it, never ``audio-stop``. What Home Assistant sends back is
+    recorded by type.
+    """
+
+    def __init__(self) -> None:
+        """Not listening yet."""
+        self.port = 0
+        self.received: list[str] = []
+        self.sent_bytes = 0
+        self._owner: asyncio.StreamWriter | None = None
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> EndlessSatellite:
+        """Listen on a free port."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        """Stop listening and drop the connections."""
+        assert self._server is not None
+        self._server.close()
+        if self._owner is not None:
+            self._owner.transport.abort()
+        await self._server.wait_closed()
+
+    @property
+    def running(self) -> bool:
+        """Home Assistant sent ``run-satellite``."""
+        return self._owner is not None
+
+    async def _serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        with contextlib.suppress(ConnectionError):
+            while (event := await async_read_event(reader)) is not None:
+                self.received.append(event.type)
+                if Describe.is_type(event.type):
+                    await async_write_event(_stock_info(), writer)
+                elif RunSatellite.is_type(event.type):
+                    self._owner = writer
+                elif event.type == "ping":
+                    await async_write_event(
+                        WyomingEvent("pong", {"text": event.data.get("text")}), writer
+                    )
+
+    async def stream(
+        self,
+        chunk_bytes: int,
+        pause_s: float,
+        total: float = float("inf"),
+        start_stage: WyomingStage = WyomingStage.ASR,
+    ) -> None:
+        """``run-pipeline`` from ``start_stage``, then chunks up to ``total`` bytes.
+
+        The connection stays open after the last chunk: no ``audio-stop``.
+        """
+        writer = self._owner
+        assert writer is not None
+        await async_write_event(
+            RunPipeline(start_stage=start_stage, end_stage=WyomingStage.TTS).event(),
+            writer,
+        )
+        await async_write_event(
+            AudioStart(rate=16000, width=2, channels=1).event(), writer
+        )
+        chunk = AudioChunk(rate=16000, width=2, channels=1, audio=bytes(chunk_bytes))
+        while self.sent_bytes < total:
+            self.sent_bytes += chunk_bytes
+            await async_write_event(chunk.event(), writer)
+            await asyncio.sleep(pause_s)
+
+
+def _stock_info() -> WyomingEvent:
+    attribution = Attribution(name="test", url="")
+    return Info(
+        satellite=Satellite(
+            name="endless",
+            attribution=attribution,
+            installed=True,
+            description="streams without end",
+            version="1",
+        )
+    ).event()
+
+
+@dataclass(slots=True)
+class Endless:
+    """VoiceStack on an endless peer, in a Home Assistant set up for it."""
+
+    peer: EndlessSatellite
+    voice: VoiceLoop
+    pipeline: Pipeline
+    stack: AsyncExitStack
+
+
+@asynccontextmanager
+async def endless_request(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server
+) -> AsyncIterator[Endless]:
+    """Assist with an STT that hears nothing, and VoiceStack on an endless peer."""
+    async with AsyncExitStack() as stack:
+        stt = await stack.enter_async_context(hearing_nothing(""))
+        pipeline = await set_up_assist(hass, stack, tmp_path, piper, stt)
+        peer = await stack.enter_async_context(EndlessSatellite())
+        entry = await add_voicestack(hass, stack, peer)  # type: ignore[arg-type]
+        await wait_for(lambda: peer.running, 10, "run-satellite")
+        hub = entry.runtime_data
+        await wait_for(lambda: hub.satellite is not None, 10, "the entity")
+        assert hub.satellite is not None
+        yield Endless(peer, hub.satellite.voice, pipeline, stack)
+
+
+def _limit_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "custom_components.voicestack.voice_loop"
+        and r.levelname == "WARNING"
+        and "request audio ended at its limit" in r.getMessage()
+    ]
+
+
+async def test_a_request_that_streams_without_end_ends_at_the_limit(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """30 s after speech-to-text started, the audio ends as at an end of speech.
+
+    The peer streams 10 ms of silence every 50 ms: Home Assistant's own VAD
+    would end it only after 15 s of audio (75 s here). The deadline runs on a
+    manual clock; everything else is real.
+    """
+    clock = ManualClock()
+    utterances: list[Event] = []
+    hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
+    async with endless_request(hass, tmp_path, piper) as endless:
+        peer, voice = endless.peer, endless.voice
+        voice.clock = clock
+        streaming = asyncio.create_task(peer.stream(320, 0.05))
+        try:
+            await wait_for(
+                lambda: _HearsNothing.HEARD_BYTES >= 3200, 20, "speech-to-text hears"
+            )
+            clock.advance(MAX_REQUEST_S - 0.001)
+            await asyncio.sleep(0.2)  # time for a stop to reach either peer
+            stops_before = _HearsNothing.STOPS
+            told_before = "voice-stopped" in peer.received
+            clock.advance(0.001)
+            await wait_for(lambda: _HearsNothing.STOPS == 1, 10, "the end of audio")
+            await wait_for(lambda: utterances != [], 10, "the request's outcome")
+            await wait_for(lambda: "voice-stopped" in peer.received, 5, "told")
+            audio = voice.audio
+            assert audio is not None
+            streamed = audio.received_bytes
+            await wait_for(
+                lambda: audio.received_bytes >= streamed + 3200, 10, "more audio"
+            )
+        finally:
+            streaming.cancel()
+
+    assert (stops_before, told_before) == (0, False)
+    assert _limit_warnings(caplog) == [
+        "test-satellite: request audio ended at its limit: still streaming after 30 s"
+    ]
+    assert [u.data["outcome"] for u in utterances] == ["empty"]
+    assert audio.dropped_bytes > 0  # what came after the end was not kept
+    assert audio.peak_bytes <= MAX_QUEUED_AUDIO_BYTES
+    assert _HearsNothing.STOPS == 1
+
+
+async def test_a_peer_flooding_audio_cannot_grow_home_assistant(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+) -> None:
+    """The reproduction of issue 12 item 8: RSS went from 189 to 504 MB.
+
+    The peer sends 64 KiB chunks (2 s of audio each) as fast as Home Assistant
+    reads them, 32 MiB in all. Home Assistant reads every byte, keeps at most
+    the queue's bound waiting, drops the rest once the request's audio ended,
+    and stays connected.
+    """
+    total = 32 * 1024 * 1024
+    chunk = 64 * 1024
+    async with endless_request(hass, tmp_path, piper) as endless:
+        peer, voice = endless.peer, endless.voice
+        streaming = asyncio.create_task(peer.stream(chunk, 0, total))
+        try:
+            await asyncio.wait_for(streaming, 60)
+            audio = voice.audio
+            assert audio is not None
+            await wait_for(
+                lambda: audio.received_bytes == peer.sent_bytes, 30, "all read"
+            )
+            await wait_for(lambda: _HearsNothing.STOPS == 1, 30, "the end of audio")
+            connected = voice.hub.connected
+        finally:
+            streaming.cancel()
+
+    assert connected
+    assert audio.ended
+    assert audio.received_bytes == total
+    assert audio.peak_bytes <= MAX_QUEUED_AUDIO_BYTES
+    assert audio.queued_bytes == 0  # nothing of it is held once the request ended
+    # The pipeline read until its VAD gave up (15 s of audio, in whole chunks);
+    # the rest was dropped as it came.
+    assert audio.received_bytes - audio.dropped_bytes <= 15 * BYTES_PER_SECOND + chunk
+
+
+class _WakesOnCue(AsyncEventHandler):
+    """Home Assistant's wake word engine, as a Wyoming server: detects on cue.
+
+    It counts the audio it is sent and answers ``detection`` of ``hey_endless``
+    to the first chunk after ``CUE`` is set.
+    """
+
+    CUE: ClassVar[asyncio.Event]
+    HEARD_BYTES: ClassVar[int] = 0
+
+    async def handle_event(self, event: WyomingEvent) -> bool:
+        if Describe.is_type(event.type):
+            attribution = Attribution(name="test", url="")
+            model = WakeModel(
+                name="hey_endless",
+                attribution=attribution,
+                installed=True,
+                description="Hey Endless",
+                version="1",
+                languages=["en"],
+                phrase="Hey Endless",
+            )
+            program = WakeProgram(
+                name="on-cue",
+                attribution=attribution,
+                installed=True,
+                description="detects on cue",
+                version="1",
+                models=[model],
+            )
+            await self.write_event(Info(wake=[program]).event())
+        elif AudioChunk.is_type(event.type):
+            _WakesOnCue.HEARD_BYTES += len(event.payload or b"")
+            if self.CUE.is_set():
+                self.CUE.clear()
+                await self.write_event(Detection(name="hey_endless").event())
+        return True
+
+
+async def test_the_wake_word_stage_has_no_limit_and_the_request_after_it_has(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A stock satellite streams until Home Assistant's wake word engine hears it.
+
+    That may take hours: the 30 s start at the detection, not before.
+    """
+    clock = ManualClock()
+    _WakesOnCue.CUE = asyncio.Event()
+    _WakesOnCue.HEARD_BYTES = 0
+    wake = SimpleNamespace(host="127.0.0.1", port=servers.free_port())
+    wake_server = AsyncServer.from_uri(f"tcp://{wake.host}:{wake.port}")
+    await wake_server.start(_WakesOnCue)
+    try:
+        async with endless_request(hass, tmp_path, piper) as endless:
+            peer, voice = endless.peer, endless.voice
+            wake_entry = await add_wyoming(hass, endless.stack, wake.host, wake.port)
+            await async_update_pipeline(
+                hass,
+                endless.pipeline,
+                wake_word_entity=entity_of(hass, wake_entry, "wake_word"),
+                wake_word_id="hey_endless",
+            )
+            voice.clock = clock
+            streaming = asyncio.create_task(
+                peer.stream(320, 0.05, start_stage=WyomingStage.WAKE)
+            )
+            try:
+                await wait_for(
+                    lambda: _WakesOnCue.HEARD_BYTES >= 3200, 20, "the wake engine hears"
+                )
+                clock.advance(24 * 3600)
+                await asyncio.sleep(0.2)  # time for a stop to reach the peer
+                told_before = "voice-stopped" in peer.received
+                heard_before = _HearsNothing.HEARD_BYTES
+                _WakesOnCue.CUE.set()
+                await wait_for(
+                    lambda: _HearsNothing.HEARD_BYTES >= 3200, 20, "speech-to-text"
+                )
+                clock.advance(MAX_REQUEST_S - 0.001)
+                await asyncio.sleep(0.2)
+                stops_before = _HearsNothing.STOPS
+                clock.advance(0.001)
+                await wait_for(lambda: _HearsNothing.STOPS == 1, 10, "the end")
+                await wait_for(lambda: "voice-stopped" in peer.received, 5, "told")
+            finally:
+                streaming.cancel()
+    finally:
+        await wake_server.stop()
+
+    assert (told_before, heard_before, stops_before) == (False, 0, 0)
+    assert "detection" in peer.received  # the satellite was told of the wake word
+    assert _limit_warnings(caplog) == [
+        "test-satellite: request audio ended at its limit: still streaming after 30 s"
+    ]

@@ -44,6 +44,7 @@ async def satellite(
     zeroconf: bool = False,
     stdin: bool = False,
     area: str | None = None,
+    max_open_files: int | None = None,
 ) -> AsyncIterator[RunningSatellite]:
     """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
 
@@ -53,14 +54,20 @@ async def satellite(
 
     ``port`` restarts a satellite where a previous one listened; ``zeroconf``
     lets it announce itself (off by default so tests do not see each other);
-    ``stdin`` gives it a pipe (``process.stdin``) for ``--mic-stdin``.
+    ``stdin`` gives it a pipe (``process.stdin``) for ``--mic-stdin``;
+    ``max_open_files`` lowers its file limit (``ulimit -n``, through util-linux's
+    ``prlimit``, which execs the satellite: the process id stays its own).
     """
     port = port or servers.free_port()
     snd_file = tmp_path / "played.wav"
     log = tmp_path / "satellite.log"
     with log.open("wb") as log_file:
+        limit = (
+            [] if max_open_files is None else ["prlimit", f"--nofile={max_open_files}"]
+        )
         process = subprocess.Popen(
             [
+                *limit,
                 *CLI,
                 "--name",
                 "test-satellite",

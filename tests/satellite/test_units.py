@@ -12,6 +12,7 @@ import pytest
 from tests import speech
 from voicestack_satellite.audio import StreamConverter
 from voicestack_satellite.endpoint import Endpointer
+from voicestack_satellite.hooks import MAX_UNREAD_BYTES, EventCommand
 from voicestack_satellite.player import Player
 from voicestack_satellite.preroll import PrerollBuffer
 from voicestack_satellite.settings import SettingsError, load
@@ -160,6 +161,8 @@ def test_endpointer_never_ends_while_it_stays_loud() -> None:
 class _NullSink:
     """A sound card that takes everything (the player paces itself)."""
 
+    keeps_played = False
+
     async def write(self, samples: np.ndarray) -> None:
         """Drop the samples."""
 
@@ -188,15 +191,15 @@ async def test_progress_after_a_flush_starts_with_the_next_stream() -> None:
     try:
         second = bytes(rate * 2)  # one second of 16-bit silence
         player.begin("long", rate, 2, 1)
-        player.feed(second * 3)
-        player.end()
+        player.feed("long", second * 3)
+        player.end("long")
         async with asyncio.timeout(5):
             while not any(s == "long" and p >= rate for s, p, _ in reports):
                 await asyncio.sleep(0.01)
         player.flush()
         player.begin("next", rate, 2, 1)
-        player.feed(second)
-        player.end()
+        player.feed("next", second)
+        player.end("next")
         async with asyncio.timeout(5):
             while ("next", rate, "played") not in reports:
                 await asyncio.sleep(0.01)
@@ -206,3 +209,22 @@ async def test_progress_after_a_flush_starts_with_the_next_stream() -> None:
     playing = [played for stream, played, state in reports if stream == "next"]
     assert playing[0] <= 0.2 * rate  # its own first 0.1 s, not the flushed 1 s
     assert len(playing) >= 5
+
+
+async def test_an_event_command_that_does_not_read_never_blocks_a_state_change() -> (
+    None
+):
+    """The mic loop reports states: a stuck LED script must not freeze it.
+
+    ``sleep`` never reads its stdin; once the pipe and the bound are full, lines
+    are dropped and counted instead of waiting (before: ``send`` waited forever
+    once the pipe's 64 KiB were full).
+    """
+    hooks = EventCommand(["sleep", "60"])
+    try:
+        line_bytes = 80
+        for _ in range(4 * (64 * 1024 + MAX_UNREAD_BYTES) // line_bytes):
+            await asyncio.wait_for(hooks.send("listening", name="x" * 20), 5)
+        assert hooks.dropped > 0
+    finally:
+        await hooks.close()

@@ -33,6 +33,16 @@ Contracts:
 
 ``append_line(path, line)`` appends one line under ``<path>.lock``: the notes file
 target uses it, and any file two processes may append to can.
+
+**Confinement** (``within``): a file that must stay inside a trusted folder (the
+notes file in Home Assistant's config directory) is opened by ``open_confined``,
+one path component at a time from ``within`` with ``O_NOFOLLOW``, data file and
+lock file alike. A symbolic link anywhere below ``within`` (planted before the
+write or while it runs), a folder that is a file, or a target that is not a
+regular file (a directory, a FIFO, a device) raises ``ConfinementError``; nothing
+is written and nothing outside ``within`` is created or truncated. Checking a
+resolved path first and opening it afterwards would leave a window for a swap;
+walking with ``O_NOFOLLOW`` has none.
 """
 
 from __future__ import annotations
@@ -40,18 +50,27 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 import contextlib
+import errno
 import fcntl  # POSIX only
 from functools import partial
 import json
 import logging
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 import random
+import stat
 import threading
 import time
 from typing import Any, Final
 
-__all__ = ["LockTimeoutError", "RobustFileLock", "append_line", "append_lines"]
+__all__ = [
+    "ConfinementError",
+    "LockTimeoutError",
+    "RobustFileLock",
+    "append_line",
+    "append_lines",
+    "open_confined",
+]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -65,6 +84,103 @@ _claims_guard = threading.Lock()
 
 class LockTimeoutError(TimeoutError):
     """The lock was not acquired in time; nothing was done."""
+
+
+class ConfinementError(OSError):
+    """A path below a trusted folder is a symbolic link or not a regular file.
+
+    ``reason`` is ``"symlink"`` or ``"not_a_file"`` (a folder on the way is a
+    file, or the target is a directory, FIFO or device). Nothing was opened.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        """``path`` as given, below its trusted folder."""
+        what = "a symbolic link" if reason == "symlink" else "not a regular file"
+        super().__init__(f"{path}: {what} on the way; refused")
+        self.reason = reason
+
+
+# Errors of an O_NOFOLLOW open that mean "not what it should be", not "missing".
+_REFUSED_ERRNOS: Final = frozenset(
+    {errno.ELOOP, errno.EMLINK, errno.ENOTDIR, errno.EISDIR, errno.ENXIO}
+)
+_FOLDER_FLAGS: Final = (
+    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+)
+# O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader.
+_LEAF_FLAGS: Final = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _refusal(folder_fd: int, name: str, shown: str) -> ConfinementError:
+    """What ``name`` in the open folder is, as the refusal of opening it.
+
+    Gone meanwhile: ``FileNotFoundError``, which the callers retry.
+    """
+    mode = os.lstat(name, dir_fd=folder_fd).st_mode
+    return ConfinementError(shown, "symlink" if stat.S_ISLNK(mode) else "not_a_file")
+
+
+def _open_folder(folder_fd: int, name: str, make_dirs: bool, shown: str) -> int:
+    """Open sub-folder ``name`` (created if missing and ``make_dirs``), never a link."""
+    try:
+        try:
+            return os.open(name, _FOLDER_FLAGS, dir_fd=folder_fd)
+        except FileNotFoundError:
+            if not make_dirs:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=folder_fd)
+            return os.open(name, _FOLDER_FLAGS, dir_fd=folder_fd)
+    except OSError as err:
+        if err.errno in _REFUSED_ERRNOS:
+            raise _refusal(folder_fd, name, shown) from err
+        raise
+
+
+def _open_leaf(folder_fd: int, name: str, flags: int, shown: str) -> int:
+    """Open file ``name`` with ``flags``; it must be a regular file, not a link."""
+    try:
+        fd = os.open(name, flags | _LEAF_FLAGS, 0o644, dir_fd=folder_fd)
+    except OSError as err:
+        if err.errno in _REFUSED_ERRNOS:
+            raise _refusal(folder_fd, name, shown) from err
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfinementError(shown, "not_a_file")
+    return fd
+
+
+def open_confined(
+    within: str | os.PathLike[str],
+    relative: str | PurePath,
+    flags: int,
+    *,
+    make_dirs: bool = True,
+) -> int:
+    """Open ``within/relative`` with ``flags`` without leaving ``within``; the fd.
+
+    Every folder on the way is opened relative to the one before with
+    ``O_NOFOLLOW`` (missing ones are created when ``make_dirs``), then the file,
+    which must be a regular file. ``within`` itself is trusted (it may be a
+    link). Raises ``ConfinementError`` for a link, a non-folder on the way or a
+    target that is not a regular file; ``FileNotFoundError`` when something is
+    missing that ``flags``/``make_dirs`` do not create. ``relative`` must be a
+    relative path without ``.`` or ``..`` parts (``ValueError``).
+    """
+    parts = PurePath(relative).parts
+    if not parts or PurePath(relative).is_absolute() or {".", ".."} & set(parts):
+        raise ValueError(f"{relative}: not a plain relative path")
+    shown = str(relative)
+    fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for name in parts[:-1]:
+            child = _open_folder(fd, name, make_dirs, shown)
+            os.close(fd)
+            fd = child
+        return _open_leaf(fd, parts[-1], flags, shown)
+    finally:
+        os.close(fd)
 
 
 def _owner() -> object:
@@ -87,12 +203,19 @@ class RobustFileLock:
         timeout_s: float = 5.0,
         poll_interval_s: float = 0.05,
         stale_warning_s: float = 30.0,
+        within: str | os.PathLike[str] | None = None,
     ) -> None:
         """Lock file ``path`` (``~`` and ``$VARS`` expanded); nothing is opened yet.
 
         ``source`` names the holder in the lock file (for the stale warning).
+        With ``within``, ``path`` must lie below that folder and is opened
+        confined to it (``open_confined``).
         """
         self.path = Path(os.path.expandvars(os.fspath(path))).expanduser()
+        # (folder, path below it); ValueError when path is not below within.
+        self._confined = (
+            None if within is None else (Path(within), self.path.relative_to(within))
+        )
         self.source = source
         self.timeout_s = timeout_s
         self.poll_interval_s = poll_interval_s
@@ -240,6 +363,8 @@ class RobustFileLock:
     def _open(self) -> int:
         """Open (create) the lock file; recreate a vanished directory."""
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        if self._confined is not None:
+            return _confined_retrying(*self._confined, flags)
         for _ in range(_DIRECTORY_RETRIES - 1):
             try:
                 return os.open(self.path, flags, 0o644)
@@ -305,6 +430,22 @@ class RobustFileLock:
             os.close(fd)  # closing the only descriptor releases the flock
 
 
+def _confined_retrying(within: Path, relative: PurePath, flags: int) -> int:
+    """``open_confined``, again when a folder vanished between its steps."""
+    for _ in range(_DIRECTORY_RETRIES - 1):
+        with contextlib.suppress(FileNotFoundError):
+            return open_confined(within, relative, flags)
+    return open_confined(within, relative, flags)
+
+
+def _append_confined(within: Path, relative: PurePath, text: str) -> None:
+    """Append ``text`` to ``within/relative``, confined (see ``open_confined``)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    fd = _confined_retrying(within, relative, flags)
+    with os.fdopen(fd, "a", encoding="utf-8") as file:
+        file.write(text)
+
+
 def _append(path: Path, text: str) -> None:
     """Append ``text``; recreate a vanished directory."""
     for attempt in range(_DIRECTORY_RETRIES):
@@ -326,12 +467,14 @@ async def append_lines(
     *,
     timeout_s: float = 5.0,
     source: str = "voicestack",
+    within: str | os.PathLike[str] | None = None,
 ) -> None:
     """Append ``lines`` to ``path`` as one locked write (``<path>.lock``).
 
     A line must not contain a newline (``ValueError``): one line is one record.
     Raises ``LockTimeoutError`` if another writer holds the lock past
-    ``timeout_s``.
+    ``timeout_s``. With ``within``, both files are opened confined to that
+    folder and ``ConfinementError`` means nothing was written.
     """
     records = list(lines)
     if any("\n" in line or "\r" in line for line in records):
@@ -339,8 +482,16 @@ async def append_lines(
     if not records:
         return
     data = Path(path)
-    lock = RobustFileLock.for_file(data, source=source, timeout_s=timeout_s)
-    await lock.run(partial(_append, data, "".join(f"{line}\n" for line in records)))
+    lock = RobustFileLock.for_file(
+        data, source=source, timeout_s=timeout_s, within=within
+    )
+    text = "".join(f"{line}\n" for line in records)
+    if within is None:
+        await lock.run(partial(_append, data, text))
+    else:
+        await lock.run(
+            partial(_append_confined, Path(within), data.relative_to(within), text)
+        )
 
 
 async def append_line(
@@ -349,6 +500,7 @@ async def append_line(
     *,
     timeout_s: float = 5.0,
     source: str = "voicestack",
+    within: str | os.PathLike[str] | None = None,
 ) -> None:
     """Append one ``line`` to ``path`` under its lock (see ``append_lines``)."""
-    await append_lines(path, (line,), timeout_s=timeout_s, source=source)
+    await append_lines(path, (line,), timeout_s=timeout_s, source=source, within=within)

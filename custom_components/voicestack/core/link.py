@@ -21,6 +21,12 @@ never answers cannot hold the link. Closing always *aborts* the transport: a
 polite close waits for unsent data, so a peer that stopped reading could block
 ``stop()`` (or a pending ``send``) forever.
 
+Every event is read through ``wire.read_event``: a header line over
+``MAX_HEADER_BYTES`` (64 KiB), a data or payload segment over
+``MAX_PAYLOAD_BYTES`` (256 KiB) or malformed framing drops the connection with
+the reason, before the body is read. Whatever answers at the satellite's
+address cannot make Home Assistant buffer what it announces.
+
 Logging follows Home Assistant's advice for unavailable devices: one WARNING when
 a connection is lost, one INFO when it is back, and retries only at DEBUG.
 """
@@ -37,19 +43,25 @@ import time
 from typing import Protocol, TypeVar, cast
 
 from wyoming.error import Error
-from wyoming.event import Event, async_read_event, async_write_event
+from wyoming.event import Event, async_write_event
 from wyoming.info import Describe, Info
 from wyoming.ping import Ping, Pong
 from wyoming.satellite import RunSatellite
 
 from .backoff import Backoff
 from .identity import voicestack_block
+from .wire import MAX_HEADER_BYTES, ProtocolError, read_event
 from .wyoming_info import MALFORMED
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")  # not PEP 695 syntax: keeps core/ importable on Python 3.11
 
 BUSY_CODE = "busy"  # error code of a satellite that already has an owner
+# The largest data or payload segment of one event from the satellite: it sends
+# mic audio (a voicestack-satellite 2,560 bytes per 80 ms chunk, a stock one
+# 2,048), its ``info`` (a few KB) and small events. 256 KiB is 8 s of 16 kHz
+# audio in one chunk; a larger length is refused before anything is read.
+MAX_PAYLOAD_BYTES = 256 * 1024
 
 
 class LinkListener(Protocol):
@@ -98,28 +110,23 @@ class _Connection:
         self.reason: str | None = None  # why we dropped it, once we did
 
     async def read(self) -> Event:
-        """The next event; raises ``_LinkDownError`` when there is none."""
+        """The next event; raises ``_LinkDownError`` when there is none.
+
+        Bounded (``wire.read_event``): an event over ``MAX_PAYLOAD_BYTES`` or
+        malformed drops the connection before its body is read.
+        """
         try:
-            event = await async_read_event(self._reader)
-        except (OSError, EOFError) as err:  # IncompleteReadError is an EOFError
+            event = await read_event(self._reader, MAX_PAYLOAD_BYTES)
+        except OSError as err:
             raise _LinkDownError(self.reason or f"connection error: {err!r}") from err
-        except MALFORMED as err:
+        except ProtocolError as err:
             raise _LinkDownError(
-                self.reason or f"invalid data from the satellite: {err!r}"
+                self.reason or f"invalid data from the satellite: {err}"
             ) from err
         if self.reason is not None:
             raise _LinkDownError(self.reason)
         if event is None:
-            # wyoming returns None for EOF and for unparsable JSON alike.
-            raise _LinkDownError(
-                "connection closed by the satellite"
-                if self._reader.at_eof()
-                else "invalid data from the satellite"
-            )
-        if event.data is None:  # "data": null - odd, but harmless
-            event.data = {}
-        if not isinstance(event.type, str) or not isinstance(event.data, dict):
-            raise _LinkDownError(f"invalid event from the satellite: {event.type!r}")
+            raise _LinkDownError("connection closed by the satellite")
         return event
 
     async def write(self, *events: Event) -> None:
@@ -316,7 +323,9 @@ class SatelliteLink:
         self._stage = "connecting"
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                reader, writer = await asyncio.open_connection(self._host, self._port)
+                reader, writer = await asyncio.open_connection(
+                    self._host, self._port, limit=MAX_HEADER_BYTES
+                )
                 conn = _Connection(reader, writer)
                 self._stage = "waiting for info"
                 await conn.write(Describe().event())

@@ -5,6 +5,19 @@ sound really came out), so a voice response and an announcement can never
 overlap. Audio is sent as it is produced: the first sentence plays while later
 ones are still being synthesized. Each playback keeps its sentences with their
 offsets in the audio, so an interrupted response can be resumed at a sentence.
+
+Every stream gets an id in its ``audio-start`` (``stream``), which a
+voicestack-satellite echoes in ``played`` together with how the stream ended
+(``state``: played to its end, or ``flushed``): a ``played`` counts only for a
+stream this Speaker has open, so the late ``played`` of a stream from before a
+reconnect can never end the current playback, and a stream the satellite cut
+short is not reported as played. A stock satellite's bare ``played`` ends the
+oldest open stream, as Wyoming intends.
+
+Audio is sent at most ``lead_s`` ahead of the time it can have been played: the
+satellite's player is bounded (docs/satellite.md, "Limits") and stops reading
+when full, and a ``ping`` or ``voicestack-flush`` behind a backlog of audio
+would wait for it to play.
 """
 
 from __future__ import annotations
@@ -12,19 +25,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+import itertools
 import logging
-import time
+import secrets
 from typing import Final
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
+from .clock import Clock, LoopClock
 from .wav import Pcm
 
 _LOGGER = logging.getLogger(__name__)
 
 FLUSH_EVENT: Final = "voicestack-flush"
 CHUNK_FRAMES: Final = 1024  # as Home Assistant's own Wyoming satellite sends them
+STREAM_KEY: Final = "stream"  # audio-start, played, voicestack-progress: the id
+STATE_KEY: Final = "state"  # played, voicestack-progress: how the stream ended
+FLUSHED: Final = "flushed"  # the stream was dropped before its end
+LEAD_S: Final = 20.0  # audio sent ahead of playback, at most (satellite: 300 s)
 
 
 @dataclass(slots=True)
@@ -43,8 +62,11 @@ class Playback:
 
     sentences: list[SpokenSentence] = field(default_factory=list)
     rate: int | None = None
-    first_audio_at: float | None = None  # monotonic time the first chunk was sent
-    outcome: str = "pending"  # played | stopped | timeout | lost | empty
+    first_audio_at: float | None = None  # clock time the first chunk was sent
+    # played (to its end, confirmed) | stopped (by ``stop``) | flushed (cut short
+    # by the satellite itself, e.g. a wake word) | timeout (no ``played`` in
+    # time) | lost (the connection dropped) | empty (nothing to play)
+    outcome: str = "pending"
 
     @property
     def seconds(self) -> float:
@@ -64,22 +86,33 @@ class Speaker:
         *,
         playback_timeout_s: float = 30.0,
         stop_grace_s: float = 2.0,
+        lead_s: float = LEAD_S,
+        clock: Clock | None = None,
     ) -> None:
         """Talk to the satellite through ``send`` (False when disconnected).
 
         ``supports`` says whether the satellite accepts a VoiceStack extension
         event. ``playback_timeout_s`` is how long, beyond the audio's own duration, to
-        wait for ``played`` before stopping playback.
+        wait for ``played`` before stopping playback. ``lead_s`` is how far audio
+        may be sent ahead of the time since the first chunk, on ``clock``.
         """
         self._send = send
         self._supports = supports
         self._playback_timeout_s = playback_timeout_s
         self._stop_grace_s = stop_grace_s
+        self._lead_s = lead_s
+        self._clock = clock or LoopClock()
         self._lock = asyncio.Lock()
         self._played = asyncio.Event()
-        self._streams_open = 0  # audio streams sent whose ``played`` is due
+        # Streams sent whose ``played`` is due, oldest first.
+        self._open: dict[str, None] = {}
+        # A new id for every stream: a run prefix, so a restarted Home Assistant
+        # never reuses one the satellite may still report.
+        self._ids = (f"{secrets.token_hex(4)}-{n}" for n in itertools.count(1))
         self._lost = False
         self._stopped = False  # ``stop`` cut the current playback short
+        self._flushed = False  # the satellite dropped a stream before its end
+        self._sent_s = 0.0  # seconds of audio sent in the current playback
         self.last: Playback | None = None
 
     @property
@@ -98,16 +131,18 @@ class Speaker:
             self.last = playback
             self._lost = False
             self._stopped = False
+            self._flushed = False
+            self._sent_s = 0.0
             self._played.clear()
             try:
                 return await self._play(parts, playback)
             except BaseException:
                 # The producer failed (e.g. the TTS engine is down) or we were
                 # cancelled: close what was opened so the next turn starts clean.
-                if self._streams_open:
+                if self._open:
                     await self._end_stream()
                     await self.stop()
-                    self._streams_open = 0
+                    self._open.clear()
                 raise
 
     async def _play(
@@ -116,15 +151,13 @@ class Speaker:
         sent_format: tuple[int, int, int] | None = None
         offset = 0
         async for text, pcm in parts:
+            if self._stopped:  # cut short: the rest is not said
+                break
             fmt = (pcm.rate, pcm.width, pcm.channels)
             if fmt != sent_format:
                 if sent_format is not None:
                     await self._end_stream()
-                if not await self._send(
-                    AudioStart(
-                        rate=pcm.rate, width=pcm.width, channels=pcm.channels
-                    ).event()
-                ):
+                if not await self._start_stream(pcm):
                     playback.outcome = "lost"
                     return playback
                 if sent_format is None:
@@ -132,15 +165,14 @@ class Speaker:
                     # now: a loss before it (the satellite restarted while the
                     # first sentence was synthesized) is not this audio's.
                     self._lost = False
-                self._streams_open += 1
                 sent_format, playback.rate = fmt, pcm.rate
             playback.sentences.append(
                 SpokenSentence(len(playback.sentences), text, offset, pcm.samples)
             )
             offset += pcm.samples
             if playback.first_audio_at is None:
-                playback.first_audio_at = time.monotonic()
-            if not await self._send_audio(pcm):
+                playback.first_audio_at = self._clock.now()
+            if not await self._send_audio(pcm, playback):
                 playback.outcome = "lost"
                 return playback
         if sent_format is None:
@@ -150,9 +182,25 @@ class Speaker:
         playback.outcome = await self._wait_played(playback.seconds)
         return playback
 
-    async def _send_audio(self, pcm: Pcm) -> bool:
+    async def _start_stream(self, pcm: Pcm) -> bool:
+        """Send ``audio-start`` with a new stream id; False if disconnected."""
+        stream_id = next(self._ids)
+        event = AudioStart(
+            rate=pcm.rate, width=pcm.width, channels=pcm.channels
+        ).event()
+        event.data[STREAM_KEY] = stream_id
+        if not await self._send(event):
+            return False
+        self._open[stream_id] = None
+        return True
+
+    async def _send_audio(self, pcm: Pcm, playback: Playback) -> bool:
+        """Send ``pcm`` in chunks; False if disconnected. Stops when stopped."""
         step = CHUNK_FRAMES * pcm.width * pcm.channels
         for start in range(0, len(pcm.audio), step):
+            await self._keep_lead(playback)
+            if self._stopped:
+                return True
             chunk = AudioChunk(
                 rate=pcm.rate,
                 width=pcm.width,
@@ -161,7 +209,20 @@ class Speaker:
             )
             if not await self._send(chunk.event()):
                 return False
+            self._sent_s += chunk.seconds
         return True
+
+    async def _keep_lead(self, playback: Playback) -> None:
+        """Wait until the audio sent is at most ``lead_s`` ahead of playback.
+
+        Playback cannot have started before the first chunk was sent, so this
+        bounds what the satellite holds however fast the speech engine is.
+        """
+        assert playback.first_audio_at is not None
+        elapsed = self._clock.now() - playback.first_audio_at
+        ahead = self._sent_s - elapsed
+        if ahead > self._lead_s:
+            await _sleep(self._clock, ahead - self._lead_s)
 
     async def _end_stream(self) -> None:
         await self._send(AudioStop().event())
@@ -182,10 +243,12 @@ class Speaker:
             return "lost"
         # Cut short by ``stop`` (a critical announcement): its ``played`` is the
         # flush's, not the end of the audio.
-        return "stopped" if self._stopped else "played"
+        if self._stopped:
+            return "stopped"
+        return FLUSHED if self._flushed else "played"
 
     async def _all_played(self) -> None:
-        while self._streams_open > 0 and not self._lost:
+        while self._open and not self._lost:
             self._played.clear()
             await self._played.wait()
 
@@ -195,7 +258,7 @@ class Speaker:
         Returns after the confirming ``played`` or after the grace time. A stock
         satellite has no way to stop playback: it is left to finish.
         """
-        if self._streams_open == 0:
+        if not self._open:
             return True
         if not self._supports(FLUSH_EVENT) or not await self._send(Event(FLUSH_EVENT)):
             return False
@@ -207,17 +270,41 @@ class Speaker:
             _LOGGER.warning(
                 "Satellite did not confirm the stop within %s s", self._stop_grace_s
             )
-            self._streams_open = 0
+            self._open.clear()
             return False
         return True
 
-    def played(self) -> None:
-        """The satellite sent ``played`` for one stream."""
-        self._streams_open = max(0, self._streams_open - 1)
+    def played(self, stream_id: str | None = None, state: str | None = None) -> None:
+        """The satellite sent ``played`` for stream ``stream_id``, which ended ``state``.
+
+        Without an id (a stock satellite) it is the oldest open stream's, played
+        to its end. An id this Speaker has no open stream for is a late report
+        of a stream from before (a reconnect, a stop that timed out): ignored.
+        """
+        if stream_id is None:
+            if self._open:
+                del self._open[next(iter(self._open))]
+        elif stream_id in self._open:
+            del self._open[stream_id]
+            if state == FLUSHED:
+                self._flushed = True
+        else:
+            _LOGGER.debug("Ignoring 'played' of stream %s: not playing", stream_id)
+            return
         self._played.set()
 
     def lost(self) -> None:
         """The connection dropped: nothing that was sent will be played."""
-        self._streams_open = 0
+        self._open.clear()
         self._lost = True
         self._played.set()
+
+
+async def _sleep(clock: Clock, seconds: float) -> None:
+    """Sleep on ``clock`` (tests move a manual clock instead of waiting)."""
+    done = asyncio.get_running_loop().create_future()
+    timer = clock.call_later(seconds, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        timer.cancel()

@@ -94,13 +94,16 @@ class DropReason(StrEnum):
     TTL = "ttl"  # waited longer than its time to live (e.g. satellite offline)
     FAILED = "failed"  # the speak callable raised or produced no audio
     SHUTDOWN = "shutdown"  # still waiting when the announcer shut down
+    # Sent, but the satellite never confirmed it played to its end (no ``played``
+    # within the playback timeout): perhaps heard, perhaps not, so not spoken.
+    UNCONFIRMED = "unconfirmed"
 
 
 class Status(StrEnum):
     """What an ``AnnouncementEvent`` reports."""
 
     STARTED = "started"  # an utterance was handed to ``speak``
-    FINISHED = "finished"  # ``speak`` returned played (or its playback timed out)
+    FINISHED = "finished"  # the satellite confirmed it played to its end
     INTERRUPTED = "interrupted"  # cut short; ``reason`` is an ``InterruptReason``
     DROPPED = "dropped"  # one message will not be said; ``reason`` is a DropReason
 
@@ -109,10 +112,13 @@ class InterruptReason(StrEnum):
     """Why an utterance was cut short, and what happens to its messages."""
 
     CRITICAL = "critical"  # a critical took over: discarded, counted as stale
-    STOPPED = "stopped"  # someone else stopped playback: discarded, stale
+    # Someone else stopped playback (``voicestack.stop``, a wake word at the
+    # satellite): discarded, stale.
+    STOPPED = "stopped"
     LOST = "lost"  # the satellite went away: queued again, said after reconnect
     SHUTDOWN = "shutdown"  # shutdown ran out of time: discarded, counted shutdown
     FAILED = "failed"  # nothing could be said: high and critical try again later
+    TIMEOUT = "timeout"  # no ``played`` in time: discarded, counted unconfirmed
 
 
 class ReceiptStatus(StrEnum):
@@ -286,16 +292,17 @@ class AnnouncementEvent:
 class SpeakResult(Protocol):
     """How one ``speak`` call ended; ``core.speaker.Playback`` is one.
 
-    ``outcome``: played | timeout (said; the satellite did not confirm in time) |
-    stopped (cut short by someone else) | lost (the satellite went away) | empty
-    (nothing to play). ``first_audio_at``: when the first audio was sent, on the
+    ``outcome``: played (the satellite confirmed every stream played to its
+    end) | stopped (cut short by ``stop``) | flushed (cut short by the satellite
+    itself) | timeout (sent; no ``played`` in time) | lost (the satellite went
+    away) | empty (nothing to play). ``first_audio_at``: when the first audio was sent, on the
     announcer's clock (``time.monotonic``, i.e. the event loop's time, in
     production); None if unknown.
     """
 
     @property
     def outcome(self) -> str:
-        """One of played, timeout, stopped, lost, empty."""
+        """One of played, stopped, flushed, timeout, lost, empty."""
 
     @property
     def first_audio_at(self) -> float | None:

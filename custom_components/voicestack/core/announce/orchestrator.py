@@ -86,6 +86,14 @@ _DISCARDED_AS: Final = {
     InterruptReason.CRITICAL: DropReason.STALE,
     InterruptReason.STOPPED: DropReason.STALE,
     InterruptReason.SHUTDOWN: DropReason.SHUTDOWN,
+    InterruptReason.TIMEOUT: DropReason.UNCONFIRMED,
+}
+# Speak outcomes that cut an utterance short (``played`` is the only one that
+# counts as spoken; ``lost``, ``empty`` and an error have paths of their own).
+_CUT_BY: Final = {
+    "stopped": InterruptReason.STOPPED,  # Speaker.stop (voicestack.stop)
+    "flushed": InterruptReason.STOPPED,  # the satellite cut it (a wake word)
+    "timeout": InterruptReason.TIMEOUT,  # never confirmed
 }
 
 
@@ -338,11 +346,11 @@ class SatelliteAnnouncer:
             outcome = result.outcome
             if outcome == "lost":
                 self._requeue_lost(utterance)
-            elif outcome == "stopped":
-                self._discard(utterance, InterruptReason.STOPPED, outcome)
-            elif outcome == "empty":
+            elif outcome in _CUT_BY:
+                self._discard(utterance, _CUT_BY[outcome], outcome)
+            elif outcome != "played":  # empty (or unknown): nothing was said
                 self._failed(utterance)
-            else:  # played, or timeout: the audio went out, it was not confirmed
+            else:  # the satellite confirmed it played to its end
                 self._retry_delay_s = RETRY_FIRST_S
                 self.metrics.record_heard(
                     utterance.items, result.first_audio_at, self._wall()

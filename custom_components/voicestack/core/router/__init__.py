@@ -25,7 +25,7 @@ Wiring, per satellite (the glue)::
         Settings(vocabulary=Vocabulary(options_phrases, options_shortcuts)),
         Hooks(
             agent=AgentTarget(resolve=recognize_entities, policy=ConfirmPolicy()),
-            targets={"dictation": NotesFileTarget(config_dir / "voicestack_notes.txt"),
+            targets={"dictation": NotesFileTarget(notes_path, within=config_dir),
                      "inventory": TodoTarget(add_todo_item)},
             run_shortcut=run_script, list_voices=tts_voices, set_voice=use_voice,
             set_listen_mode=tell_satellite,

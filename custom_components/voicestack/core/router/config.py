@@ -12,7 +12,8 @@ Option keys (all optional; ``DEFAULTS`` holds the defaults):
   ``picker_timeout_s``: seconds, 0 switches the timer off;
 - ``query_destination``, ``dictation_destination``, ``inventory_destination``:
   one of ``DESTINATIONS``; ``todo_entity`` is the list ``todo`` delivers to;
-- ``notes_file``: a relative path under Home Assistant's config directory;
+- ``notes_file``: a file in the ``voicestack`` folder of Home Assistant's config
+  directory, as a path relative to that directory (``core/notes_file.py``);
 - ``confirm_sensitive``: ask before locks, garage doors, alarms (default on);
   ``confirm_entities``: more entity ids to ask about;
 - ``vocabulary``: ``{entry key: phrases}`` overriding ``DEFAULT_PHRASES``;
@@ -25,6 +26,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
+
+from custom_components.voicestack.core.notes_file import (
+    DEFAULT_NOTES_FILE,
+    notes_file_error,
+)
 
 from .builtin import Settings
 from .hooks import ListenMode
@@ -59,7 +65,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "dictation_destination": "notes",
     "inventory_destination": "notes",
     "todo_entity": "",
-    "notes_file": "voicestack_notes.txt",
+    "notes_file": DEFAULT_NOTES_FILE,
     "confirm_sensitive": True,
     "confirm_entities": [],
 }
@@ -215,15 +221,8 @@ def _destination(frame: str, values: Mapping[str, Any], problems: list[Problem])
 
 
 def _notes_file(value: Any, problems: list[Problem]) -> str:
-    """A relative path that stays inside the config directory."""
-    text = str(value or "").strip()
-    path = PurePosixPath(text)
-    if not text or path.is_absolute() or ".." in path.parts or text.endswith("/"):
-        problems.append(
-            Problem(
-                "notes_file",
-                f"{text!r}: a file name under the config directory",
-                "bad_notes_file",
-            )
-        )
-    return text
+    """A file path in the notes folder, normalized (``./`` and ``//`` dropped)."""
+    if (error := notes_file_error(value)) is not None:
+        problems.append(Problem("notes_file", error, "bad_notes_file"))
+        return str(value)
+    return str(PurePosixPath(value.strip()))

@@ -11,21 +11,47 @@ that need a spoken "yes" under the user's ``ConfirmPolicy``:
 - every entity the user listed.
 
 On by default; ``ConfirmPolicy(enabled=False)`` turns it off.
+
+When the recognizer cannot say in time what a request acts on,
+``mentions_sensitive`` is the cheap first pass on the text alone: does it name
+an action of a sensitive domain ("unlock", "disarm"), a cover class ("garage",
+"door", "gate") or an entity the policy asks about (by its name, an alias or
+its object id)? Only then is the request asked about without the full answer.
+The action words are English (as the default question is); names match in any
+language.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 import re
 from typing import Final
 
-__all__ = ["DEFAULT_QUESTION", "ConfirmPolicy", "Touched", "sensitive_entities"]
+__all__ = [
+    "DEFAULT_QUESTION",
+    "ConfirmPolicy",
+    "Touched",
+    "mentions_sensitive",
+    "sensitive_entities",
+]
 
 DEFAULT_QUESTION: Final = "Should I {text}? Say yes or no."
 # "Please unlock the door" is asked as "Should I unlock the door?".
 _POLITE: Final = re.compile(r"^please,?\s+|,?\s+please$", re.IGNORECASE)
 _COVER_WORDS: Final = re.compile(r"(?:^|_)(garage|door|gate)(?:s)?(?:_|$)")
+_WORD: Final = re.compile(r"\w+")
+# What people say to act on a domain; other domains are matched by their name.
+_ACTION_WORDS: Final[Mapping[str, frozenset[str]]] = {
+    "lock": frozenset(
+        {"lock", "locks", "locked", "locking"}
+        | {"unlock", "unlocks", "unlocked", "unlocking"}
+    ),
+    "alarm_control_panel": frozenset(
+        {"alarm", "alarms", "arm", "arms", "armed", "arming"}
+        | {"disarm", "disarms", "disarmed", "disarming"}
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +60,8 @@ class Touched:
 
     entity_id: str
     device_class: str | None = None
+    # What people call it (name, aliases): only the first pass reads them.
+    names: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def domain(self) -> str:
@@ -82,3 +110,43 @@ def sensitive_entities(
         return ()
     items = (Touched(item) if isinstance(item, str) else item for item in touched)
     return tuple(item.entity_id for item in items if _needs(item, policy))
+
+
+def _words(text: str) -> str:
+    """``text`` as lower-case words between single spaces, padded with spaces."""
+    return f" {' '.join(_WORD.findall(text.casefold()))} "
+
+
+def _policy_words(policy: ConfirmPolicy) -> set[str]:
+    """The words that name a sensitive domain's actions or a sensitive cover."""
+    words: set[str] = set()
+    for domain in policy.domains:
+        words |= _ACTION_WORDS.get(domain, {domain.replace("_", " ")})
+    for cover_class in policy.cover_classes:
+        words |= {cover_class, f"{cover_class}s"}
+    return words
+
+
+def mentions_sensitive(
+    text: str, policy: ConfirmPolicy, known: Iterable[Touched] = ()
+) -> bool:
+    """Whether ``text`` names something ``policy`` asks about (the first pass).
+
+    ``known`` are the entities that could be meant, with their ``names``; those
+    the policy asks about count by each name and by their object id
+    (``front_door`` as "front door"), as do the policy's listed entities.
+    """
+    if not policy.enabled:
+        return False
+    said = _words(text)
+    if any(f" {word} " in said for word in _policy_words(policy)):
+        return True
+    candidates = (*known, *(Touched(entity_id) for entity_id in policy.entities))
+    for entity in candidates:
+        if not _needs(entity, policy):
+            continue
+        object_id = entity.entity_id.partition(".")[2].replace("_", " ")
+        for name in (*entity.names, object_id):
+            if (words := _words(name)).strip() and words in said:
+                return True
+    return False

@@ -9,9 +9,9 @@ The adapters here are Home Assistant-free; the glue hands them small callables:
 
 | target | glue provides | a submission becomes |
 |---|---|---|
-| ``AgentTarget`` | optional ``resolve(text)``: entities the request would touch | ``agent_text`` for the voice loop (after a spoken "yes" if sensitive) |
+| ``AgentTarget`` | optional ``resolve(text)``: entities the request would touch; ``known()``, ``reused()`` | ``agent_text`` for the voice loop (after a spoken "yes" if sensitive) |
 | ``TodoTarget`` | ``add_item(text)`` (``todo.add_item``) | one to-do item per line |
-| ``NotesFileTarget`` | a path under the config dir | timestamped lines, appended under ``RobustFileLock`` |
+| ``NotesFileTarget`` | a path in ``<config>/voicestack/``, confined to the config dir | timestamped lines, appended under ``RobustFileLock`` |
 | ``EventTarget`` | ``fire(event_type, data)`` (``hass.bus.async_fire``) | one ``voicestack_dictation`` event |
 | ``QueueTarget`` | a ``DeferredQueue`` (persisted with ``Store``) | one queued entry; ``put`` returns the new length |
 
@@ -24,16 +24,17 @@ its content and says so. A target that delivered some lines before failing raise
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 import logging
 from pathlib import Path
 from typing import Any, Protocol
 
+from custom_components.voicestack.core.clock import Clock, LoopClock
 from custom_components.voicestack.core.filelock import append_lines
 
-from .sensitive import ConfirmPolicy, Touched, sensitive_entities
+from .sensitive import ConfirmPolicy, Touched, mentions_sensitive, sensitive_entities
 
 __all__ = [
     "AddItem",
@@ -43,6 +44,7 @@ __all__ = [
     "EntityResolver",
     "EventTarget",
     "FireEvent",
+    "KnownEntities",
     "NotesFileTarget",
     "PartialDeliveryError",
     "QueueTarget",
@@ -54,6 +56,7 @@ __all__ = [
 _LOGGER = logging.getLogger(__name__)
 
 type EntityResolver = Callable[[str], Awaitable[Sequence[Touched | str]]]
+type KnownEntities = Callable[[], Iterable[Touched]]
 type AddItem = Callable[[str], Awaitable[None]]
 type FireEvent = Callable[[str, dict[str, Any]], None]
 type Now = Callable[[], datetime]
@@ -135,9 +138,18 @@ class AgentTarget:
     """The conversation agent: the text becomes the route's ``agent_text``.
 
     With ``resolve``, a request that would touch a sensitive entity (``policy``)
-    is asked about first. If ``resolve`` fails or takes longer than
-    ``resolve_timeout_s``, the request is asked about too: a broken check must not
-    unlock a door.
+    is asked about first. The check may take ``resolve_timeout_s`` (on
+    ``clock``); a check still running then is dropped, and the request is asked
+    about only if its text names something sensitive (``mentions_sensitive``,
+    with ``known()``'s entity names); otherwise it goes to the agent unasked and
+    a warning is logged. Under CPU load the check runs late for every command,
+    and asking about each one would make voice control useless.
+
+    ``reused()`` true means the agent will reuse the check's work (Home
+    Assistant's default agent recognizes each text once and caches it): the
+    check then costs the request no time of its own, so it is awaited to the
+    end rather than cut, and the request is recognized once. A check that
+    fails (raises) asks: a broken check must not unlock a door.
     """
 
     name = "agent"
@@ -147,11 +159,17 @@ class AgentTarget:
         resolve: EntityResolver | None = None,
         policy: ConfirmPolicy | None = None,
         *,
+        known: KnownEntities | None = None,
+        reused: Callable[[], bool] | None = None,
+        clock: Clock | None = None,
         resolve_timeout_s: float = 2.0,
     ) -> None:
         """No ``resolve``: nothing is ever asked about."""
         self.resolve = resolve
         self.policy = policy or ConfirmPolicy()
+        self.known = known
+        self.reused = reused
+        self.clock = clock or LoopClock()
         self.resolve_timeout_s = resolve_timeout_s
 
     async def deliver(self, submission: Submission) -> Delivery:
@@ -159,15 +177,61 @@ class AgentTarget:
         text = submission.text
         if self.resolve is None or not self.policy.enabled:
             return Delivery(agent_text=text)
+        ask = Delivery(agent_text=text, confirm=self.policy.ask(text))
         try:
-            async with asyncio.timeout(self.resolve_timeout_s):
-                touched = await self.resolve(text)
+            touched = await self._check(self.resolve, text)
+            if touched is None:
+                return ask if self._named_sensitive(text) else Delivery(agent_text=text)
         except Exception:
             _LOGGER.exception("Could not tell what %r would act on; asking first", text)
-            return Delivery(agent_text=text, confirm=self.policy.ask(text))
+            return ask
         if sensitive_entities(touched, self.policy):
-            return Delivery(agent_text=text, confirm=self.policy.ask(text))
+            return ask
         return Delivery(agent_text=text)
+
+    async def _check(
+        self, resolve: EntityResolver, text: str
+    ) -> Sequence[Touched | str] | None:
+        """What ``text`` would act on; None when the deadline came first."""
+        if self.reused is not None and self.reused():
+            return await resolve(text)
+        check = asyncio.ensure_future(resolve(text))
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            check.cancel()
+
+        timer = self.clock.call_later(self.resolve_timeout_s, expire)
+        try:
+            return await check
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if expired and (task is None or not task.cancelling()):
+                return None
+            raise
+        finally:
+            timer.cancel()
+
+    def _named_sensitive(self, text: str) -> bool:
+        """The first pass, when the check ran out of time; logs either way."""
+        known = self.known() if self.known is not None else ()
+        if mentions_sensitive(text, self.policy, known):
+            _LOGGER.warning(
+                "Could not tell within %g s what %r would act on; it names"
+                " something that needs a yes, so asking first",
+                self.resolve_timeout_s,
+                text,
+            )
+            return True
+        _LOGGER.warning(
+            "Could not tell within %g s what %r would act on; it names nothing"
+            " that needs a yes, so it goes to the agent unasked",
+            self.resolve_timeout_s,
+            text,
+        )
+        return False
 
 
 class TodoTarget:
@@ -206,13 +270,21 @@ class NotesFileTarget:
         self,
         path: str | Path,
         *,
+        within: str | Path | None = None,
         name: str = "notes",
         now: Now = local_now,
         lock_timeout_s: float = 5.0,
         speak: str = "Saved to your notes.",
     ) -> None:
-        """``path`` is created with its directory on first use."""
+        """``path`` is created with its directory on first use.
+
+        With ``within`` (the config directory), ``path`` must lie below it and
+        no symbolic link below it is followed at write time: a link planted
+        after the options were checked raises ``ConfinementError`` instead of
+        redirecting the notes (``open_confined``).
+        """
         self.path = Path(path)
+        self.within = None if within is None else Path(within)
         self.name = name
         self.now = now
         self.lock_timeout_s = lock_timeout_s
@@ -225,7 +297,9 @@ class NotesFileTarget:
             f"{stamp}\t{submission.frame}\t{' '.join(line.split())}"
             for line in submission.lines()
         ]
-        await append_lines(self.path, lines, timeout_s=self.lock_timeout_s)
+        await append_lines(
+            self.path, lines, timeout_s=self.lock_timeout_s, within=self.within
+        )
         return Delivery(speak=self.speak)
 
 
