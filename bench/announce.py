@@ -3,7 +3,7 @@
 VoiceStack (``voicestack.announce``) against ``assist_satellite.announce`` through
 Home Assistant's built-in ``wyoming`` integration (the anchor), both driving the same
 voicestack-satellite with the same Piper server and pipeline, in one run
-(``scripts/ha_stack.py`` builds the stack, as for ``bench/voice_latency.py``). The
+(``devstack`` builds the stack, as for ``bench/voice_latency.py``). The
 satellite has one owner at a time; every run starts a fresh satellite.
 
 Between Home Assistant and the satellite sits a transparent Wyoming tap (a TCP
@@ -51,20 +51,15 @@ from wyoming.event import async_read_event, async_write_event
 
 from bench.common import figure, header, median, report, verdict
 from custom_components.voicestack.announcements import EVENT_ANNOUNCEMENT
-from scripts.ha_stack import (
-    HA_VERSION,
-    LOOPBACK,
-    Home,
-    MicAudio,
-    Owner,
-    Satellite,
-    StackError,
-    prepare_mic,
-    run_bench,
-    start_engines,
-    warm_up,
-)
-from tests import speech
+from devstack import speech
+from devstack.engines import start_engines, warm_up
+from devstack.errors import StackError
+from devstack.home import HA_VERSION, Home, Owner
+from devstack.runner import run_bench
+from devstack.satellite import Satellite
+from devstack.servers import LOOPBACK
+from devstack.spoken_request import MicAudio, prepare_mic
+from devstack.waiting import wait_for
 
 GOAL = 0.5  # VoiceStack's median latency over the stock one, at most
 OWNERS = (Owner.VOICESTACK, Owner.WYOMING)
@@ -241,11 +236,11 @@ async def owned(
     stack.push_async_callback(tap.close)
     entry = await home.add_satellite(owner, tap.port)
     stack.push_async_callback(home.remove, entry)
-    await satellite.wait_for(
+    await satellite.wait_for_state(
         "idle", after=0.0, timeout_s=CLAIM_TIMEOUT_S, what=f"{owner.label} claim"
     )
     if owner is Owner.VOICESTACK:
-        await until(lambda: entry.runtime_data.connected, 10.0, "VoiceStack link up")
+        await wait_for(lambda: entry.runtime_data.connected, 10.0, "VoiceStack link up")
     events: list[dict[str, Any]] = []
 
     def record(event: Event) -> None:
@@ -260,15 +255,6 @@ async def owned(
         entry,
         events,
     )
-
-
-async def until(check: Any, timeout_s: float, what: str) -> None:
-    """Poll ``check()`` every 20 ms until it is true."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise StackError(f"no {what} within {timeout_s:.0f} s")
-        await asyncio.sleep(0.02)
 
 
 async def stock_announce(home: Home, entity_id: str, message: str) -> None:
@@ -299,7 +285,7 @@ async def voicestack_announce(
 async def voicestack_idle(sat: Owned, timeout_s: float) -> None:
     """Until VoiceStack has nothing queued or playing for this satellite."""
     hub = sat.entry.runtime_data
-    await until(
+    await wait_for(
         lambda: hub.announcer.snapshot().queued == 0 and not hub.speaker.busy,
         timeout_s,
         "VoiceStack queue empty",
@@ -320,7 +306,7 @@ async def latency_run(
         called = time.time()
         if owner is Owner.VOICESTACK:
             (receipt,) = await voicestack_announce(home, message)
-            await until(
+            await wait_for(
                 lambda: any(
                     e["status"] == "finished" and receipt["id"] in e["ids"]
                     for e in sat.events
@@ -335,7 +321,7 @@ async def latency_run(
         started = next(
             (e["at"] - called for e in sat.events if e["status"] == "started"), None
         )
-        speaking = await sat.satellite.wait_for(
+        speaking = await sat.satellite.wait_for_state(
             "speaking", after=called, timeout_s=5.0, what="speaking state"
         )
     if first_chunk is None:

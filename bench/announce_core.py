@@ -34,7 +34,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-import random
 import statistics
 import sys
 import time
@@ -52,7 +51,8 @@ from custom_components.voicestack.core.announce import (
     Spoken,
 )
 from custom_components.voicestack.core.clock import LoopClock
-from tests.core.manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
+from devstack.reproducible import seeded
 
 CALLS = 1000
 SOURCES = 50
@@ -66,7 +66,7 @@ Call = dict[str, Any]
 
 def flood(seed: int = SEED) -> list[Call]:
     """The 1000 calls' arguments, made before any timing."""
-    rng = random.Random(seed)  # noqa: S311
+    rng = seeded(seed)
     calls: list[Call] = []
     for n in range(CALLS):
         category = rng.choice(CATEGORIES)

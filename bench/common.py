@@ -2,7 +2,7 @@
 
 Every figure is printed next to the anchor it is compared with, measured in the same
 run on the same audio, so contention from other processes affects both alike.
-Speech comes from ``tests.speech`` (Piper's joe voice, cached in ``.cache/speech``);
+Speech comes from ``devstack.speech`` (Piper's joe voice, cached in ``.cache/speech``);
 nothing is downloaded.
 """
 
@@ -15,7 +15,7 @@ import statistics
 import numpy as np
 from pyopen_wakeword import Model, OpenWakeWord, OpenWakeWordFeatures
 
-from tests import speech
+from devstack import speech
 from voicestack_satellite.audio import RATE
 from voicestack_satellite.mic import CHUNK_SAMPLES
 from voicestack_satellite.settings import Settings

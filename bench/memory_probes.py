@@ -7,7 +7,7 @@ and compares the growth with the bound the code's own limits allow. Peaks are
 ``/proc/PID/clear_refs``), so nothing between two samples is missed.
 
 Satellite: a real ``voicestack-satellite`` subprocess
-(``tests/satellite/harness.py``, on ``tests.servers.engines_python()``):
+(``devstack/satellite.py``, on ``devstack.servers.engines_python()``):
 
 1. the owner sends 200 MiB of playback audio (22050 Hz, the default
    ``--snd-rate``) as fast as the satellite takes it, and ``voicestack-flush``
@@ -25,7 +25,7 @@ Satellite: a real ``voicestack-satellite`` subprocess
    the stream's limit, ``MAX_HEADER_BYTES``, and one read adds up to asyncio's
    read size), 2 x ``NON_OWNER_MAX_PAYLOAD`` and ``MAX_QUEUED_BYTES`` unsent.
 
-Home Assistant: a real Home Assistant in this process (``scripts/ha_stack.py``'s
+Home Assistant: a real Home Assistant in this process (``devstack.home``'s
 home, with real whisper and Piper servers for its Assist pipeline), so the
 memory measured is this process's. It also runs the hostile peers; they hold
 at most one 1 MiB block and one encoded chunk. Freed heap is given back to the
@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 import io
@@ -94,13 +94,17 @@ from custom_components.voicestack.core.wyoming_info import (
     DESCRIBE_MAX_PAYLOAD_BYTES,
 )
 from custom_components.voicestack.voice_loop import VoiceLoop
-from scripts.ha_stack import HA_VERSION, Home, Owner, run_bench, start_engines
-from tests import servers, speech
-from tests.satellite.harness import RunningSatellite, read_until, satellite
+from devstack import servers, speech
+from devstack.engines import start_engines
+from devstack.home import HA_VERSION, Home, Owner
+from devstack.runner import run_bench
+from devstack.satellite import RunningSatellite, read_until, satellite
+from devstack.waiting import wait_for
 from voicestack_satellite.connections import NON_OWNER_MAX_PAYLOAD
 from voicestack_satellite.memory import release_freed_memory
 from voicestack_satellite.peer import MAX_QUEUED_BYTES
-from voicestack_satellite.player import HISTORY_S, MAX_AHEAD_S
+from voicestack_satellite.player import MAX_AHEAD_S
+from voicestack_satellite.player_stream import HISTORY_S
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -585,23 +589,12 @@ def stock_info() -> Event:
     ).event()
 
 
-async def wait_until(
-    condition: Callable[[], bool], timeout_s: float, what: str
-) -> None:
-    """Poll ``condition`` while Home Assistant runs; TimeoutError naming ``what``."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no {what} within {timeout_s:g} s")
-        await asyncio.sleep(0.05)
-
-
 async def added(home: Home, peer: HostileSatellite) -> ConfigEntry:
     """A VoiceStack entry for ``peer`` through the config flow; its link running."""
     entry = await home.add_satellite(Owner.VOICESTACK, peer.port)
     hub = entry.runtime_data
-    await wait_until(lambda: peer.owner is not None, 15, "run-satellite")
-    await wait_until(lambda: hub.satellite is not None, 15, "satellite entity")
+    await wait_for(lambda: peer.owner is not None, 15, "run-satellite")
+    await wait_for(lambda: hub.satellite is not None, 15, "satellite entity")
     await asyncio.sleep(2.0)  # setup's work done
     return entry
 
@@ -687,12 +680,12 @@ async def request(
     """
     utterances = len(home.utterances)
     await asyncio.wait_for(peer.stream(total), 120)
-    await wait_until(
+    await wait_for(
         lambda: voice.audio is not None and voice.audio.received_bytes == total,
         30,
         "read",
     )
-    await wait_until(lambda: len(home.utterances) > utterances, 60, "outcome")
+    await wait_for(lambda: len(home.utterances) > utterances, 60, "outcome")
 
 
 async def probe_request(home: Home) -> None:

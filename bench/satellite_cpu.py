@@ -43,8 +43,9 @@ from bench.common import (
     wake_detector,
 )
 from voicestack_satellite.peer import Peer
-from voicestack_satellite.player import FileSink, Player
+from voicestack_satellite.player import Player
 from voicestack_satellite.satellite import SatelliteCoordinator
+from voicestack_satellite.sinks import FileSink
 from voicestack_satellite.sounds import Sounds
 from voicestack_satellite.vad import SpeechDetector
 

@@ -1,6 +1,6 @@
 """Latency of the satellite: wake word end -> first audio chunk, and flush -> silence.
 
-(a) The real satellite subprocess (``tests.satellite.harness``) hears "Hey Jarvis,
+(a) The real satellite subprocess (``devstack.satellite``) hears "Hey Jarvis,
 turn on the kitchen light." from ``--mic-file``. From the events' arrival times and
 the audio itself (the preroll is located in the WAV sample-exactly) it reports:
 where the wake word ends in the WAV and where the satellite cut (detection delay in
@@ -44,7 +44,6 @@ from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
-from wyoming.satellite import RunSatellite
 
 from bench.common import (
     CHUNK_MS,
@@ -60,11 +59,12 @@ from bench.common import (
     spoken,
     wake_word_end,
 )
-from tests import servers, speech
-from tests.satellite.harness import CLI, read_until, satellite
-from voicestack_satellite import extensions
+from devstack import servers, speech
+from devstack.satellite import CLI, read_until, run_satellite, satellite
+from voicestack_satellite import protocol
 from voicestack_satellite.audio import read_wav
-from voicestack_satellite.player import BLOCK_S, CommandSink, FileSink, Player, Sink
+from voicestack_satellite.player import BLOCK_S, Player
+from voicestack_satellite.sinks import CommandSink, FileSink, Sink
 from voicestack_satellite.sounds import default_path
 
 WAKE_TEXT = "Hey Jarvis, turn on the kitchen light."
@@ -110,13 +110,6 @@ class WakeTrial:
     splice_exact: bool
 
 
-async def run_satellite(client: AsyncTcpClient) -> None:
-    """Own the satellite, asking for its extension events first."""
-    hello = Event(extensions.HELLO, {"protocol": extensions.PROTOCOL_VERSION})
-    await client.write_event(hello)
-    await client.write_event(RunSatellite().event())
-
-
 async def collect(client: AsyncTcpClient, samples: int) -> list[tuple[float, Event]]:
     """Events with arrival times until ``samples`` of request audio came."""
     got: list[tuple[float, Event]] = []
@@ -138,8 +131,8 @@ def analyse(
     """Turn the events of one request into a ``WakeTrial``."""
     by_type = {event.type: (t, event) for t, event in reversed(events)}  # firsts
     detected_at, detection = by_type["detection"]
-    preroll_event = int(by_type[extensions.PREROLL][1].data["samples"])
-    cut_event = int(by_type[extensions.PREROLL][1].data["cut"])
+    preroll_event = int(by_type[protocol.PREROLL][1].data["samples"])
+    cut_event = int(by_type[protocol.PREROLL][1].data["cut"])
     audio = [
         (t, np.frombuffer(AudioChunk.from_event(e).audio, np.int16))
         for t, e in events
@@ -373,7 +366,7 @@ async def flush_in_process(inner: Sink, reply: bytes) -> list[FlushTrial]:
 def start_satellite(tmp: Path, port: int, sound_log: Path) -> subprocess.Popen[bytes]:
     """The satellite with ``pcm_clock.py`` as its sound command.
 
-    ``tests.satellite.harness`` always plays to a file; here the sound has to arrive
+    ``devstack.satellite`` always plays to a file; here the sound has to arrive
     somewhere with a clock, so the command line is the harness's with
     ``--snd-command``.
     """
@@ -442,10 +435,10 @@ async def flush_over_wyoming(tmp: Path, reply: bytes) -> list[float]:
             sent = await send_reply(client)
             await asyncio.sleep(rng.uniform(0.3, 0.8))
             flushed = time.monotonic()
-            await client.write_event(Event(extensions.FLUSH))
+            await client.write_event(Event(protocol.FLUSH))
             state = ""
             while state != "flushed":
-                event, _ = await read_until(client, extensions.PROGRESS, 5)
+                event, _ = await read_until(client, protocol.PROGRESS, 5)
                 state = event.data["state"]
             round_trips.append((time.monotonic() - flushed) * 1000)
             flushes.append((sent, flushed))

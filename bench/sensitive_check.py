@@ -1,6 +1,6 @@
 """Sensitive-entity check: the latency it adds per command, against the agent alone.
 
-In a real Home Assistant (``scripts/ha_stack.py``'s home: two lights and a fan
+In a real Home Assistant (``devstack.home``'s home: two lights and a fan
 with areas, a custom sentence; its default conversation agent), each command
 goes two ways:
 
@@ -66,7 +66,9 @@ from custom_components.voicestack.core.router import (
     Submission,
 )
 from custom_components.voicestack.recognize import EntityResolver
-from scripts.ha_stack import HA_VERSION, HOUSE_REPORT_COMMAND, Home, run_bench
+from devstack.home import HA_VERSION, Home
+from devstack.home_config import HOUSE_REPORT_COMMAND
+from devstack.runner import run_bench
 
 COMMANDS = (
     "Turn on the kitchen lights.",

@@ -2,7 +2,7 @@
 
 VoiceStack against Home Assistant's built-in ``wyoming`` integration (the anchor),
 both driving the same voicestack-satellite, with the same whisper and Piper
-servers, the same pipeline and the same WAV, in one run (``scripts/ha_stack.py``
+servers, the same pipeline and the same WAV, in one run (``devstack``
 builds the stack: a real Home Assistant 2025.4 in this process, real subprocesses).
 The satellite has one owner at a time: each run starts a fresh satellite (its
 ``--mic-file`` plays once), adds it to one integration, and removes it afterwards.
@@ -62,26 +62,15 @@ if __package__ in {None, ""}:  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import figure, header, median, report, verdict
-from scripts.ha_stack import (
-    HA_VERSION,
-    HOUSE_REPORT_COMMAND,
-    KITCHEN_COMMAND,
-    KITCHEN_LIGHT,
-    Engines,
-    Home,
-    MicAudio,
-    Owner,
-    Satellite,
-    StackError,
-    VoiceRun,
-    prepare_mic,
-    run_bench,
-    run_voice_command,
-    spoken_request,
-    start_engines,
-    warm_up,
-)
-from tests import speech
+from devstack import speech
+from devstack.engines import Engines, start_engines, warm_up
+from devstack.errors import StackError
+from devstack.home import HA_VERSION, Home, Owner
+from devstack.home_config import HOUSE_REPORT_COMMAND, KITCHEN_COMMAND, KITCHEN_LIGHT
+from devstack.runner import run_bench
+from devstack.satellite import Satellite
+from devstack.spoken_request import MicAudio, prepare_mic, spoken_request
+from devstack.voice_run import VoiceRun, run_voice_command
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +228,7 @@ async def idle_percent(
         entry = None
         if owner is not None:
             entry = await home.add_satellite(owner, satellite.port)
-            await satellite.wait_for(
+            await satellite.wait_for_state(
                 "idle",
                 after=0.0,
                 timeout_s=15.0,

@@ -54,7 +54,7 @@ FALSE_ACCEPT_S = 600.0
 FALSE_ACCEPT_SCALES = (1.0, 0.85, 1.2)
 FALSE_ACCEPT_PAUSES_S = (0.3, 0.7, 0.5, 1.0)
 SNR_DB = 10.0
-VOICED = 327  # |sample| above 1 % of full scale counts as speech (as tests.speech)
+VOICED = 327  # |sample| above 1 % of full scale counts as speech (as devstack.speech)
 BEFORE_S, AFTER_S = 1.0, 2.5  # silence around each true-accept utterance
 COMMANDS = (
     "turn on the kitchen light.",

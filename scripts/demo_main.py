@@ -9,7 +9,7 @@ voicestack-satellite starts hearing the WAV, and VoiceStack is given the satelli
 The satellite hears the wake word, Home Assistant transcribes and acts, and the
 answer is played into a WAV. The timeline shows when each step happened; the demo
 fails (exit 1) when a step fails or times out, or when the default command did not
-switch the kitchen light on. See ``scripts/ha_stack.py`` for the stack.
+switch the kitchen light on. See ``devstack/`` for the stack.
 """
 
 from __future__ import annotations
@@ -27,27 +27,16 @@ import tempfile
 import time
 import traceback
 
-from scripts.ha_stack import (
-    HA_VERSION,
-    KITCHEN_COMMAND,
-    KITCHEN_LIGHT,
-    VOICE,
-    Engines,
-    Home,
-    MicAudio,
-    Owner,
-    Satellite,
-    StackError,
-    VoiceRun,
-    child_stderr_to,
-    prepare_mic,
-    run_voice_command,
-    spoken_request,
-    start_engines,
-    transcribe,
-    warm_up,
-)
-from tests import speech
+from devstack import speech
+from devstack.engines import Engines, start_engines, transcribe_with_server, warm_up
+from devstack.errors import StackError
+from devstack.home import HA_VERSION, Home, Owner
+from devstack.home_config import KITCHEN_COMMAND, KITCHEN_LIGHT
+from devstack.runner import child_stderr_to
+from devstack.satellite import Satellite
+from devstack.servers import VOICE
+from devstack.spoken_request import MicAudio, prepare_mic, spoken_request
+from devstack.voice_run import VoiceRun, run_voice_command
 from voicestack_satellite.audio import AudioFormatError, read_wav
 from voicestack_satellite.wake import BUILTIN_NAMES
 
@@ -268,7 +257,7 @@ async def demo(args: argparse.Namespace, workdir: Path, timeline: Timeline) -> i
         response = args.out / "response.wav"
         await asyncio.to_thread(shutil.copyfile, satellite.response_wav, response)
         played = await asyncio.to_thread(speech.read_wav_pcm, response)
-        heard = await transcribe(engines.whisper, played)
+        heard = await transcribe_with_server(engines.whisper, played)
         timeline.say(f"whisper hears the played response WAV as {heard.strip()!r}")
     timeline.say("everything stopped: satellite, Home Assistant, speech engines")
     print("devices:")

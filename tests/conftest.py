@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import speech
+from devstack import speech
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import asyncio
 from collections import deque
 from typing import IO, Self
 
-from tests import speech
+from devstack import speech
 
 CHUNK_S = 0.08  # the satellite's own chunk (1280 samples at 16 kHz)
 CHUNK_BYTES = round(CHUNK_S * speech.RATE) * 2

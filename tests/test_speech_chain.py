@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from pyopen_wakeword import Model, OpenWakeWord, OpenWakeWordFeatures
 
-from tests import speech
+from devstack import speech
 
 CHUNK_SAMPLES = 1280  # openWakeWord's 80 ms step
 

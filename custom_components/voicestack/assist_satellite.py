@@ -45,6 +45,7 @@ from wyoming.wake import Detect
 from . import compat
 from .announcements import async_announce_and_wait
 from .const import DOMAIN, FOLLOW_UP_TIMEOUT_S
+from .core.protocol import LISTEN, NO_SPEECH, listen_event
 from .core.speaker import Playback
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
@@ -52,7 +53,7 @@ from .hub import DEFAULT_END_OF_SPEECH_S, SatelliteHub, VoiceStackConfigEntry
 from .media_audio import async_decode_media
 from .speech_output import TTS_OPTIONS, read_stream
 from .timers import timer_event
-from .voice_loop import LISTEN_EVENT, NO_SPEECH_EVENT, VoiceLoop, after_preamble
+from .voice_loop import VoiceLoop, after_preamble
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             self.voice.on_audio(AudioChunk.from_event(event).audio)
         elif AudioStop.is_type(event.type):
             self.voice.on_audio_stop()
-        elif event.type == NO_SPEECH_EVENT:
+        elif event.type == NO_SPEECH:
             self.voice.on_no_speech()
 
     @callback
@@ -358,12 +359,12 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self, start_announcement: AssistSatelliteAnnouncement
     ) -> None:
         """Ask, then listen without a wake word for the answer."""
-        if not self.hub.link.supports(LISTEN_EVENT):
+        if not self.hub.link.supports(LISTEN):
             raise HomeAssistantError(
                 translation_domain=DOMAIN, translation_key="listen_not_supported"
             )
         await self._play_announcement(start_announcement)
-        await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": FOLLOW_UP_TIMEOUT_S}))
+        await self.hub.link.send(listen_event(timeout=FOLLOW_UP_TIMEOUT_S))
 
     async def _play_announcement(
         self, announcement: AssistSatelliteAnnouncement

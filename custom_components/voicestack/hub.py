@@ -23,9 +23,10 @@ from wyoming.snd import Played
 from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
+from .core.protocol import HELLO, PROTOCOL_VERSION, hello_event, parse_played
 from .core.router import ListenMode
 from .core.routing import Router, pass_through
-from .core.speaker import STATE_KEY, STREAM_KEY, Playback, Speaker
+from .core.speaker import Playback, Speaker
 from .core.wav import Pcm
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger(__name__)
 
-HELLO_EVENT = "voicestack-hello"  # ask for the satellite's extension events
-PROTOCOL_VERSION = 1
 CONF_VOICE = "voice"  # option: the TTS voice picked by voice
 DEFAULT_END_OF_SPEECH_S = 0.7  # Home Assistant's default VAD sensitivity
 MIN_END_OF_SPEECH_S = 0.3  # shorter splits a request at a pause between words
@@ -173,15 +172,12 @@ class SatelliteHub:
     def link_event(self, event: Event) -> None:
         """``played`` completes the Speaker's turn; the rest is the entity's."""
         if Played.is_type(event.type):
-            stream, state = event.data.get(STREAM_KEY), event.data.get(STATE_KEY)
-            if stream is None or isinstance(stream, str):
-                self.speaker.played(stream, state if isinstance(state, str) else None)
+            try:
+                report = parse_played(event)
+            except ValueError as err:
+                _LOGGER.warning("%s: ignoring %s", self.entry.title, err)
             else:
-                _LOGGER.warning(
-                    "%s: ignoring 'played' with stream id %r (not a string)",
-                    self.entry.title,
-                    stream,
-                )
+                self.speaker.played(report.stream, report.state)
         self.on_satellite_event(event)
 
     # -- shared state -------------------------------------------------------------
@@ -238,17 +234,12 @@ class SatelliteHub:
         It is also asked to end requests itself once the room is quiet again,
         much sooner than a VAD model notices (see the satellite's endpoint.py).
         """
-        if self.link.connected and self.link.supports(HELLO_EVENT):
+        if self.link.connected and self.link.supports(HELLO):
             try:
                 silence = max(MIN_END_OF_SPEECH_S, self.end_of_speech_s())
             except ValueError:  # the select has no valid state yet
                 silence = DEFAULT_END_OF_SPEECH_S
-            self.send_soon(
-                Event(
-                    HELLO_EVENT,
-                    {"protocol": PROTOCOL_VERSION, "end_of_speech_s": silence},
-                )
-            )
+            self.send_soon(hello_event(end_of_speech_s=silence))
 
     def send_soon(self, event: Event) -> None:
         """Send ``event`` to the satellite in the background (fire and forget)."""

@@ -28,10 +28,10 @@ from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
 from homeassistant.components.tts.helper import get_engine_instance
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from wyoming.event import Event
 
 from .const import EVENT_DICTATION
 from .core.clock import LoopClock
+from .core.protocol import LISTEN, listen_event
 from .core.router import (
     AgentTarget,
     Decision,
@@ -51,7 +51,6 @@ from .core.router.rules import ClassifierUnavailableError
 from .core.routing import Route
 from .deferred_queue import DeferredQueueStore
 from .recognize import EntityResolver
-from .voice_loop import LISTEN_EVENT
 
 if TYPE_CHECKING:
     from .hub import SatelliteHub
@@ -279,12 +278,12 @@ class VoiceModes:
         self.hub.set_voice(voice.voice_id)
 
     async def _send_listen_mode(self, mode: ListenMode) -> None:
-        if not self.hub.link.supports(LISTEN_EVENT):
+        if not self.hub.link.supports(LISTEN):
             if mode is ListenMode.ALWAYS_LISTENING:
                 raise RuntimeError("the satellite cannot listen without a wake word")
             return
         continuous = mode is ListenMode.ALWAYS_LISTENING
-        await self.hub.link.send(Event(LISTEN_EVENT, {"continuous": continuous}))
+        await self.hub.link.send(listen_event(continuous=continuous))
 
     async def _emit(self, route: Route) -> None:
         """A timer decided (silence submitted a query): speak and ask like a reply."""

@@ -37,6 +37,7 @@ from wyoming.wake import Detection
 from . import compat
 from .const import EVENT_UTTERANCE, FOLLOW_UP_TIMEOUT_S, MODE_LISTEN_TIMEOUT_S
 from .core.clock import Clock, LoopClock
+from .core.protocol import LISTEN, listen_event
 from .core.request_audio import RequestAudio
 from .core.router.normalize import hear
 from .core.routing import Route, Utterance
@@ -52,9 +53,6 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 # Home Assistant's pipeline error when speech-to-text returned no text at all.
 STT_NO_TEXT = "stt-no-text-recognized"
-
-LISTEN_EVENT = "voicestack-listen"
-NO_SPEECH_EVENT = "voicestack-no-speech"
 
 
 class VoiceLoop:
@@ -284,13 +282,13 @@ class VoiceLoop:
         A window left open after its frame closed (a query submitted on
         silence) would send whatever is said next to the agent unasked.
         """
-        if not self.hub.link.supports(LISTEN_EVENT):
+        if not self.hub.link.supports(LISTEN):
             return
         now = self.hass.loop.time()
         if window_s is None and now >= self._listen_until:
             return
         self._listen_until = now + (window_s or 0.0)
-        await self.hub.link.send(Event(LISTEN_EVENT, {"timeout": window_s or 0}))
+        await self.hub.link.send(listen_event(timeout=window_s or 0))
 
     async def _converse(
         self, pipeline: Pipeline, text: str

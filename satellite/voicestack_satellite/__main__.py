@@ -15,9 +15,10 @@ from .hooks import EventCommand
 from .mic import CommandMic, FileMic, StdinMic
 from .mic_loop import MicLoopError, run_mic_loop
 from .peer import Peer
-from .player import CommandSink, FileSink, Player, Sink
+from .player import Player
 from .satellite import SatelliteCoordinator
 from .settings import Settings, SettingsError, load
+from .sinks import CommandSink, FileSink, Sink
 from .sounds import Sounds
 from .wake import WakeDetector, WakeWordError, parse_spec
 from .wire import MAX_HEADER_BYTES
@@ -101,9 +102,8 @@ async def _run(
         latency_s=settings.snd_latency_s or 0.0,  # load() always sets it
     )
     coordinator = SatelliteCoordinator(
-        settings, wake, player, sounds=sounds, hooks=hooks
+        settings, wake, player, sounds=sounds, hooks=hooks, on_run=mic.start
     )
-    coordinator.on_run = mic.start
     if isinstance(mic, CommandMic):
         mic.on_error = coordinator.report_error
 

@@ -105,6 +105,15 @@ class StreamConverter:
 
     Rate changes use linear interpolation that carries its position and last sample
     across chunks, so chunk boundaries add no clicks.
+
+    Why not wyoming's ``AudioChunkConverter`` (audioop's ``ratecv``)? It has no
+    seams either and is a little faster on Python 3.11 (120 s of 16 kHz audio
+    to 22.05 kHz in 1024-frame chunks: 0.063 s CPU against 0.080 s here), but
+    Python 3.13 removed ``audioop`` and wyoming then falls back to pure Python:
+    2.28 s against 0.13 s here on 3.14, 17 times slower (this package supports
+    Python >= 3.11; Raspberry Pi OS trixie ships 3.13). It also adds the two
+    channels of stereo instead of averaging them (twice as loud, clipping) and
+    takes no more than two.
     """
 
     def __init__(self, rate: int, width: int, channels: int, dst_rate: int) -> None:

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from custom_components.voicestack.core.backoff import Backoff
-
-
-def seeded(seed: int) -> random.Random:
-    """A reproducible RNG for the jitter (no cryptography involved)."""
-    return random.Random(seed)  # noqa: S311
+from devstack.reproducible import seeded
 
 
 def test_exact_sequence_with_a_seeded_rng() -> None:

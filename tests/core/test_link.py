@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 import itertools
 import logging
 from pathlib import Path
-import random
 from typing import Any
 
 import pytest
@@ -24,10 +23,12 @@ from wyoming.event import Event, async_read_event, async_write_event
 
 from custom_components.voicestack.core import link as link_module
 from custom_components.voicestack.core.backoff import Backoff
-from custom_components.voicestack.core.identity import voicestack_block
 from custom_components.voicestack.core.link import SatelliteLink
-from tests import servers, speech
-from tests.satellite.harness import RunningSatellite, satellite
+from custom_components.voicestack.core.protocol import parse_info
+from devstack import servers, speech
+from devstack.reproducible import seeded
+from devstack.satellite import RunningSatellite, satellite
+from devstack.waiting import wait_for
 
 LOGGER_NAME = link_module.__name__
 FAST = {"ping_interval_s": 0.2, "pong_timeout_s": 0.2, "connect_timeout_s": 0.5}
@@ -40,12 +41,7 @@ SATELLITE_START_S = 30.0  # generous: a loaded CI machine loads openWakeWord slo
 # -- helpers ------------------------------------------------------------------
 
 
-def seeded(seed: int) -> random.Random:
-    """A reproducible RNG for the jitter (no cryptography involved)."""
-    return random.Random(seed)  # noqa: S311
-
-
-class Recorder:
+class RecordingListener:
     """A LinkListener that records every call, in order."""
 
     def __init__(self) -> None:
@@ -105,7 +101,7 @@ class Linked:
     """A started link with its listener and recorded sleeps."""
 
     link: SatelliteLink
-    listener: Recorder
+    listener: RecordingListener
     sleeps: Sleeps
 
 
@@ -115,7 +111,7 @@ async def make_link() -> AsyncIterator[Callable[..., Linked]]:
     made: list[Linked] = []
 
     def _make(port: int, **options: Any) -> Linked:
-        listener = Recorder()
+        listener = RecordingListener()
         sleeps = Sleeps()
         settings: dict[str, Any] = {
             **FAST,
@@ -131,18 +127,6 @@ async def make_link() -> AsyncIterator[Callable[..., Linked]]:
     yield _make
     for linked in made:
         await linked.link.stop()
-
-
-async def wait_for(
-    condition: Callable[[], bool], what: str, timeout_s: float = 5.0
-) -> None:
-    """Poll ``condition`` until true; fail with ``what`` after ``timeout_s``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 def link_records(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
@@ -300,16 +284,16 @@ async def test_connects_to_the_real_satellite_and_runs_it(
         assert link.connected
         assert link.info is not None
         assert linked.listener.connected == [link.info]
-        block = voicestack_block(link.info.data)
+        block = parse_info(link.info.data)
         assert block is not None
         assert block.id.endswith(f"-{sat.port}")
         assert link.supports("voicestack-flush")
         assert not link.supports("voicestack-preroll")  # the satellite sends that
         assert not link.supports("no-such-event")
         # The satellite took us as its owner (run-satellite) ...
-        await wait_for(lambda: "Run by 127.0.0.1" in sat.log_text(), "Run by")
+        await wait_for(lambda: "Run by 127.0.0.1" in sat.log_text(), 5.0, "Run by")
         # ... and answers our pings.
-        await wait_for(lambda: link.stats.pings_sent >= 3, "three pings")
+        await wait_for(lambda: link.stats.pings_sent >= 3, 5.0, "three pings")
         assert await link.send(Event("voicestack-flush"))
         await link.stop()
 
@@ -331,7 +315,7 @@ async def test_a_second_link_is_refused_as_busy_and_keeps_retrying(
         assert await first.link.wait_connected(SATELLITE_START_S)
         second = make_link(sat.port, name="second", **REAL)
 
-        await wait_for(lambda: len(second.sleeps.delays) >= 3, "three retries")
+        await wait_for(lambda: len(second.sleeps.delays) >= 3, 5.0, "three retries")
 
         assert first.link.connected
         assert first.listener.lost == []
@@ -376,14 +360,14 @@ async def test_a_restarted_satellite_is_reconnected_with_backoff(
 
         sat.process.terminate()
         await asyncio.to_thread(sat.process.wait, 10)
-        await wait_for(lambda: linked.listener.lost != [], "link_lost")
-        await wait_for(lambda: len(linked.sleeps.delays) >= 3, "three retries")
+        await wait_for(lambda: linked.listener.lost != [], 5.0, "link_lost")
+        await wait_for(lambda: len(linked.sleeps.delays) >= 3, 5.0, "three retries")
         assert not linked.link.connected
 
     async with real_satellite(tmp_path / "second") as sat:
         assert sat.port == port
         await wait_for(
-            lambda: len(linked.listener.connected) == 2, "reconnect", SATELLITE_START_S
+            lambda: len(linked.listener.connected) == 2, SATELLITE_START_S, "reconnect"
         )
         await linked.link.stop()
 
@@ -422,8 +406,8 @@ async def test_a_peer_that_closes_at_once_is_retried(
 ) -> None:
     async with FakePeer(close_at_once) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(peer.connections) >= 3, "three connections")
-        await wait_for(lambda: len(linked.sleeps.delays) >= 3, "three retries")
+        await wait_for(lambda: len(peer.connections) >= 3, 5.0, "three connections")
+        await wait_for(lambda: len(linked.sleeps.delays) >= 3, 5.0, "three retries")
         await linked.link.stop()
 
     assert linked.listener.calls == []
@@ -491,7 +475,7 @@ async def test_garbage_during_the_handshake_is_retried(
 
     async with FakePeer(send_garbage) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(peer.connections) >= 2, "a retry")
+        await wait_for(lambda: len(peer.connections) >= 2, 5.0, "a retry")
         await linked.link.stop()
 
     assert linked.listener.calls == []
@@ -526,7 +510,7 @@ async def test_a_huge_payload_length_drops_the_peer_before_its_body_is_read(
 
     async with FakePeer(hostile) as peer:
         linked = make_link(peer.port, ping_interval_s=60.0)
-        await wait_for(lambda: linked.listener.lost != [], "link_lost")
+        await wait_for(lambda: linked.listener.lost != [], 5.0, "link_lost")
         await linked.link.stop()
 
     assert linked.listener.lost == [
@@ -547,7 +531,7 @@ async def test_garbage_while_connected_loses_the_link_once_and_reconnects(
 
     async with FakePeer(garbage_once) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(linked.listener.connected) == 2, "reconnect")
+        await wait_for(lambda: len(linked.listener.connected) == 2, 5.0, "reconnect")
         await linked.link.stop()
 
     assert linked.listener.lost == [
@@ -568,7 +552,7 @@ async def test_a_peer_that_never_answers_describe_times_out(
 
     async with FakePeer(silent) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(peer.connections) >= 2, "a retry")
+        await wait_for(lambda: len(peer.connections) >= 2, 5.0, "a retry")
         await linked.link.stop()
 
     assert linked.listener.calls == []
@@ -585,7 +569,7 @@ async def test_a_peer_that_stops_answering_pings_is_declared_dead(
 
     async with FakePeer(deaf) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(linked.listener.connected) >= 2, "reconnect")
+        await wait_for(lambda: len(linked.listener.connected) >= 2, 5.0, "reconnect")
         await linked.link.stop()
 
     listener = linked.listener
@@ -614,7 +598,7 @@ async def test_pings_from_the_satellite_are_answered_and_events_handed_on(
 
     async with FakePeer(chatty) as peer:
         linked = make_link(peer.port)
-        await wait_for(lambda: len(linked.listener.events) == 3, "three events")
+        await wait_for(lambda: len(linked.listener.events) == 3, 5.0, "three events")
         assert linked.link.info is not None
         assert linked.link.info.data["satellite"]["name"] == "renamed"
         await linked.link.stop()
@@ -642,6 +626,7 @@ async def test_send_delivers_events_and_supports_reads_the_block(
         assert await linked.link.send(Event("transcript", {"text": "hello"}))
         await wait_for(
             lambda: any(e.type == "transcript" for e in peer.connections[0].received),
+            5.0,
             "the transcript",
         )
         assert not linked.link.supports("voicestack-flush")  # a stock satellite
@@ -654,12 +639,12 @@ async def test_send_delivers_events_and_supports_reads_the_block(
 async def test_send_while_disconnected_returns_false(
     make_link: Callable[..., Linked],
 ) -> None:
-    idle = SatelliteLink("127.0.0.1", servers.free_port(), Recorder())
+    idle = SatelliteLink("127.0.0.1", servers.free_port(), RecordingListener())
     assert not await idle.send(Event("voicestack-flush"))  # never started
     assert not await idle.wait_connected(0.01)
 
     linked = make_link(servers.free_port())  # nothing listens there
-    await wait_for(lambda: len(linked.sleeps.delays) >= 2, "two retries")
+    await wait_for(lambda: len(linked.sleeps.delays) >= 2, 5.0, "two retries")
     assert not linked.link.connected
     assert not await linked.link.send(Event("voicestack-flush"))
     assert linked.link.stats.last_error is not None
@@ -674,7 +659,7 @@ async def test_stop_is_idempotent_and_leaves_no_tasks() -> None:
         await serve_pings(peer)
 
     async with FakePeer(good) as peer:
-        link = SatelliteLink("127.0.0.1", peer.port, Recorder(), **FAST)
+        link = SatelliteLink("127.0.0.1", peer.port, RecordingListener(), **FAST)
         try:
             await link.stop()  # before start: nothing to do
             link.start()
@@ -682,12 +667,12 @@ async def test_stop_is_idempotent_and_leaves_no_tasks() -> None:
             names = [task.get_name() for task in asyncio.all_tasks()]
             assert names.count(f"voicestack link {link.name}") == 1
             assert await link.wait_connected(5)
-            await wait_for(lambda: link.stats.pings_sent >= 2, "a keepalive ping")
+            await wait_for(lambda: link.stats.pings_sent >= 2, 5.0, "a keepalive ping")
             await asyncio.gather(link.stop(), link.stop())
             assert not link.connected
             assert link.stats.connected_since is None
             await link.stop()
-            await wait_for(peer.connections[0].reader.at_eof, "socket closed")
+            await wait_for(peer.connections[0].reader.at_eof, 5.0, "socket closed")
         finally:
             await link.stop()
 
@@ -699,13 +684,15 @@ async def test_stop_during_a_long_backoff_returns_at_once() -> None:
     link = SatelliteLink(
         "127.0.0.1",
         servers.free_port(),
-        Recorder(),
+        RecordingListener(),
         **FAST,
         backoff=Backoff(base_s=60.0, cap_s=60.0),  # real asyncio.sleep
     )
     link.start()
     try:
-        await wait_for(lambda: link.stats.last_error is not None, "a failed attempt")
+        await wait_for(
+            lambda: link.stats.last_error is not None, 5.0, "a failed attempt"
+        )
         async with asyncio.timeout(1.0):
             await link.stop()
     finally:
@@ -749,7 +736,7 @@ async def test_a_stuck_write_cannot_block_stop(
                 and conn._writer.transport.get_write_buffer_size() > 64 * 1024
             )
 
-        await wait_for(stuck, "a blocked write")
+        await wait_for(stuck, 5.0, "a blocked write")
         async with asyncio.timeout(1.0):
             await linked.link.stop()
             sent = await flooding

@@ -14,7 +14,7 @@ from custom_components.voicestack.core.request_audio import (
     MAX_REQUEST_S,
     RequestAudio,
 )
-from tests.core.manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 CHUNK = bytes(2560)  # the satellite's 80 ms
 

@@ -14,11 +14,10 @@ from wyoming.event import Event
 
 from custom_components.voicestack.core.speaker import CHUNK_FRAMES, Speaker
 from custom_components.voicestack.core.wav import Pcm
+from devstack.manual_clock import ManualClock
 
-from .manual_clock import ManualClock
 
-
-class Recorder:
+class RecordingLink:
     """Collects what the Speaker sends; can pretend to be disconnected."""
 
     def __init__(self, *, connected: bool = True, flush: bool = True) -> None:
@@ -62,7 +61,7 @@ async def parts(*items: tuple[str, Pcm]) -> AsyncIterator[tuple[str, Pcm]]:
 
 
 async def test_sentences_stream_in_order_with_offsets() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
         speaker.speak(parts(("One.", pcm(0.5)), ("Two.", pcm(0.25))))
@@ -88,7 +87,7 @@ async def test_sentences_stream_in_order_with_offsets() -> None:
 
 
 async def test_a_second_playback_waits_for_played() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     first = asyncio.create_task(speaker.speak(parts(("First.", pcm(0.1)))))
     second = asyncio.create_task(speaker.speak(parts(("Second.", pcm(0.1)))))
@@ -104,7 +103,7 @@ async def test_a_second_playback_waits_for_played() -> None:
 
 
 async def test_a_timeout_stops_playback_and_frees_the_speaker() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(
         link.send, link.supports, playback_timeout_s=0.05, stop_grace_s=0.05
     )
@@ -117,7 +116,7 @@ async def test_a_timeout_stops_playback_and_frees_the_speaker() -> None:
 
 async def test_a_playback_cut_short_by_stop_says_so() -> None:
     """A voice response cut by a critical announcement is not ``played``."""
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
     while "audio-stop" not in link.types():
@@ -136,7 +135,7 @@ async def test_a_playback_cut_short_by_stop_says_so() -> None:
 
 
 async def test_a_lost_link_ends_the_wait() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(speaker.speak(parts(("Hello.", pcm(0.1)))))
     while "audio-stop" not in link.types():
@@ -150,7 +149,7 @@ async def test_a_loss_before_the_audio_started_is_not_this_playbacks() -> None:
 
     It was counted lost and said again, so the satellite played it twice.
     """
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     synthesized = asyncio.Event()
 
@@ -170,7 +169,7 @@ async def test_a_loss_before_the_audio_started_is_not_this_playbacks() -> None:
 
 
 async def test_nothing_is_sent_while_disconnected() -> None:
-    link = Recorder(connected=False)
+    link = RecordingLink(connected=False)
     speaker = Speaker(link.send, link.supports)
     playback = await speaker.speak(parts(("Hello.", pcm(0.1))))
     assert playback.outcome == "lost"
@@ -178,7 +177,7 @@ async def test_nothing_is_sent_while_disconnected() -> None:
 
 
 async def test_a_format_change_opens_a_new_stream_and_waits_for_both() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
         speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
@@ -193,7 +192,7 @@ async def test_a_format_change_opens_a_new_stream_and_waits_for_both() -> None:
 
 
 async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports, stop_grace_s=0.05)
 
     async def broken() -> AsyncIterator[tuple[str, Pcm]]:
@@ -215,13 +214,13 @@ async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> N
     assert (await follow).outcome == "played"
 
 
-async def until_sent(link: Recorder, event_type: str, count: int = 1) -> None:
+async def until_sent(link: RecordingLink, event_type: str, count: int = 1) -> None:
     while link.types().count(event_type) < count:
         await asyncio.sleep(0)
 
 
 async def test_every_stream_has_its_own_id() -> None:
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
         speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
@@ -247,7 +246,7 @@ async def test_a_played_of_a_stream_not_open_is_ignored() -> None:
     the reconnect; its ``played`` freed the Speaker while the announcement said
     again was still to come, so both were heard.
     """
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(speaker.speak(parts(("Hello.", pcm(0.1)))))
     await until_sent(link, "audio-stop")
@@ -263,7 +262,7 @@ async def test_a_played_of_a_stream_not_open_is_ignored() -> None:
 
 async def test_a_bare_played_ends_the_oldest_stream() -> None:
     """A stock satellite's ``played`` has no id: it is the oldest stream's."""
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
         speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
@@ -279,7 +278,7 @@ async def test_a_bare_played_ends_the_oldest_stream() -> None:
 
 async def test_a_stream_the_satellite_flushed_was_not_played() -> None:
     """Cut short at the satellite (a wake word): ``flushed``, not ``played``."""
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
     await until_sent(link, "audio-stop")
@@ -291,7 +290,7 @@ async def test_a_stream_the_satellite_flushed_was_not_played() -> None:
 async def test_audio_is_sent_at_most_the_lead_ahead_of_playback() -> None:
     """A fast speech engine does not fill the satellite's bounded player."""
     clock = ManualClock()
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
     chunk_s = CHUNK_FRAMES / 16000
     task = asyncio.create_task(speaker.speak(parts(("A story.", pcm(3.0, 16000)))))
@@ -311,7 +310,7 @@ async def test_audio_is_sent_at_most_the_lead_ahead_of_playback() -> None:
 async def test_nothing_more_is_sent_once_stopped() -> None:
     """A response cut by a critical stops sending: the critical waits for it."""
     clock = ManualClock()
-    link = Recorder()
+    link = RecordingLink()
     speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
     task = asyncio.create_task(
         speaker.speak(parts(("One.", pcm(2.0, 16000)), ("Two.", pcm(2.0, 16000))))

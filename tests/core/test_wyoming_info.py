@@ -22,7 +22,7 @@ from custom_components.voicestack.core.wyoming_info import (
     PeerUnreachableError,
     async_describe_event,
 )
-from tests import servers
+from devstack import servers
 
 HOST = "127.0.0.1"
 TIMEOUT_S = 5.0

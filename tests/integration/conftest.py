@@ -11,7 +11,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from tests import servers
+from devstack import servers
 from tests.integration.assist import set_up_assist
 
 

@@ -15,10 +15,11 @@ from homeassistant.core import Event, HomeAssistant
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from custom_components.voicestack.hub import SatelliteHub
-from tests import speech
-from tests.integration.assist import add_voicestack, wait_for
+from devstack import speech
+from devstack.satellite import satellite
+from devstack.waiting import wait_for
+from tests.integration.assist import add_voicestack
 from tests.live_mic import LiveMic
-from tests.satellite.harness import satellite
 
 TURN_TIMEOUT_S = 30.0
 

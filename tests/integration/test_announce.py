@@ -22,9 +22,14 @@ import pytest
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.hub import SatelliteHub
 from custom_components.voicestack.speech_output import synthesize_sentences
-from tests import servers, speech
-from tests.integration.assist import add_voicestack, set_up_assist, wait_for, words
-from tests.satellite.harness import satellite
+from devstack import servers, speech
+from devstack.satellite import satellite
+from devstack.waiting import wait_for
+from tests.integration.assist import (
+    add_voicestack,
+    set_up_assist,
+    words,
+)
 
 pytestmark = pytest.mark.e2e
 

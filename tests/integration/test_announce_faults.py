@@ -36,9 +36,10 @@ from custom_components.voicestack.core.backoff import Backoff
 from custom_components.voicestack.core.identity import identify
 from custom_components.voicestack.core.link import SatelliteLink
 from custom_components.voicestack.hub import SatelliteHub
-from tests import speech
-from tests.integration.assist import add_voicestack, wait_for
-from tests.satellite.harness import RunningSatellite, satellite
+from devstack import speech
+from devstack.satellite import RunningSatellite, satellite
+from devstack.waiting import wait_for
+from tests.integration.assist import add_voicestack
 
 pytestmark = pytest.mark.e2e
 

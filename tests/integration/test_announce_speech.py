@@ -23,7 +23,7 @@ from custom_components.voicestack.core.announce.coalescer import compose
 from custom_components.voicestack.core.announce.model import CATEGORIES, Announcement
 from custom_components.voicestack.core.sentences import split_sentences
 from custom_components.voicestack.speech_output import synthesize_sentences
-from tests import servers
+from devstack import servers
 from tests.integration.assist import set_up_assist
 
 MIN_AUDIO_S = 0.3  # a spoken word; an empty result is 0

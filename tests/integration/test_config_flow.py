@@ -30,8 +30,8 @@ from wyoming.info import Attribution, Describe, Info, Satellite
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from custom_components.voicestack.const import DOMAIN
-from tests import servers, speech
-from tests.satellite.harness import RunningSatellite, satellite
+from devstack import servers, speech
+from devstack.satellite import RunningSatellite, satellite
 
 INTEGRATION = Path(__file__).parents[2] / "custom_components" / "voicestack"
 HOST = "127.0.0.1"

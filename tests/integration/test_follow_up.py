@@ -14,10 +14,15 @@ from homeassistant.core import Event, HomeAssistant
 import pytest
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
-from tests import servers, speech
+from devstack import servers, speech
+from devstack.satellite import satellite
+from devstack.waiting import wait_for
 from tests.integration.agents import use_agent
-from tests.integration.assist import add_voicestack, set_up_assist, wait_for, words
-from tests.satellite.harness import satellite
+from tests.integration.assist import (
+    add_voicestack,
+    set_up_assist,
+    words,
+)
 
 pytestmark = pytest.mark.e2e
 

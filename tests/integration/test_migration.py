@@ -20,7 +20,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.config_flow import VoiceStackConfigFlow
 from custom_components.voicestack.const import DOMAIN
-from tests import servers
+from devstack import servers
 
 HA_FILES = ("configuration.yaml", "secrets.yaml")
 

@@ -46,18 +46,18 @@ from custom_components.voicestack.diagnostics import (
 from custom_components.voicestack.hub import SatelliteHub
 from custom_components.voicestack.modes import SHORTCUT_DONE, VoiceModes
 from custom_components.voicestack.recognize import EntityResolver
-from tests import servers, speech
+from devstack import servers, speech
+from devstack.satellite import RunningSatellite, satellite
+from devstack.servers import VOICE
+from devstack.waiting import wait_for
 from tests.integration.agents import use_agent
 from tests.integration.assist import (
     FRONT_DOOR,
     LIGHT,
-    VOICE,
     add_voicestack,
     set_up_assist,
     set_up_home,
-    wait_for,
 )
-from tests.satellite.harness import RunningSatellite, satellite
 
 SATELLITE = "assist_satellite.test_satellite"
 CONNECTED = "binary_sensor.test_satellite_connectivity"

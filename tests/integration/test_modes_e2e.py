@@ -21,12 +21,12 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
+from devstack.waiting import wait_for
 from tests.integration.agents import use_agent
 from tests.integration.assist import (
     FRONT_DOOR,
     LIGHT,
     record_unlocks,
-    wait_for,
     words,
 )
 from tests.integration.dialog import open_dialog

@@ -24,9 +24,10 @@ from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
-from tests import servers, speech
-from tests.integration.assist import add_voicestack, wait_for
-from tests.satellite.harness import satellite
+from devstack import servers, speech
+from devstack.satellite import satellite
+from devstack.waiting import wait_for
+from tests.integration.assist import add_voicestack
 
 CONNECTED = "binary_sensor.test_satellite_connectivity"
 SATELLITE = "assist_satellite.test_satellite"

@@ -35,7 +35,10 @@ from homeassistant.core import HomeAssistant
 import numpy as np
 import pytest
 
-from tests import servers, speech
+from devstack import servers, speech
+from devstack.satellite import satellite
+from devstack.spoken_request import spoken_request
+from devstack.waiting import wait_for
 from tests.integration.assist import (
     IDLE,
     LIGHT,
@@ -45,32 +48,16 @@ from tests.integration.assist import (
     add_wyoming,
     record_states,
     set_up_assist,
-    wait_for,
     words,
 )
-from tests.satellite.harness import satellite
 from voicestack_satellite.settings import Settings
 from voicestack_satellite.wake import WakeDetector, parse_spec
 
-WAKE = "Hey Jarvis."
 COMMAND = "Turn on the kitchen light."
-LEAD_IN_S = 0.5
-# A user waits for the awake chime before speaking (the satellite mutes its mic
-# while the chime plays).
-PAUSE_S = 0.7
 PHRASE = "Hey Jarvis"  # what the satellite's info gives as hey_jarvis's phrase
 RUN_TIMEOUT_S = 30.0
 STEP = 1280  # the satellite's mic chunk and openWakeWord's step (80 ms)
 DEFAULTS = Settings(name="defaults")  # the satellite's defaults, as shipped
-
-
-def spoken_request() -> bytes:
-    """The mic: lead-in, the wake word, a pause, the command, trailing silence."""
-    return (
-        speech.pad(speech.speak(WAKE), LEAD_IN_S, PAUSE_S)
-        + speech.speak(COMMAND)
-        + speech.silence(3.0)
-    )
 
 
 def detection_sample(pcm: bytes) -> int:
@@ -127,7 +114,7 @@ async def test_stock_wyoming_runs_a_voice_command(
     whisper: servers.Server,
 ) -> None:
     recordings = tmp_path / "assist-recordings"
-    mic_pcm = spoken_request()
+    mic_pcm = spoken_request(COMMAND)
     mic = speech.write_wav(tmp_path / "mic.wav", mic_pcm)
     cut = detection_sample(mic_pcm)
 

@@ -46,8 +46,12 @@ from custom_components.voicestack.core.request_audio import (
     MAX_REQUEST_S,
 )
 from custom_components.voicestack.voice_loop import VoiceLoop
-from tests import servers, speech
-from tests.core.manual_clock import ManualClock
+from devstack import servers, speech
+from devstack.assist_pipeline import entity_of
+from devstack.manual_clock import ManualClock
+from devstack.satellite import satellite
+from devstack.spoken_request import spoken_request
+from devstack.waiting import wait_for
 from tests.integration.assist import (
     IDLE,
     LIGHT,
@@ -56,13 +60,10 @@ from tests.integration.assist import (
     RESPONDING,
     add_voicestack,
     add_wyoming,
-    entity_of,
     record_states,
     set_up_assist,
-    wait_for,
     words,
 )
-from tests.satellite.harness import satellite
 
 pytestmark = pytest.mark.e2e
 
@@ -71,22 +72,13 @@ RUN_TIMEOUT_S = 30.0
 SATELLITE = "assist_satellite.test_satellite"
 
 
-def spoken_request() -> bytes:
-    """Lead-in, the wake word, the pause a user leaves for the chime, the command."""
-    return (
-        speech.pad(speech.speak("Hey Jarvis."), 0.5, 0.7)
-        + speech.speak(COMMAND)
-        + speech.silence(3.0)
-    )
-
-
 async def test_a_spoken_command_switches_the_light_and_is_answered(
     hass: HomeAssistant,
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
 ) -> None:
-    mic = speech.write_wav(tmp_path / "mic.wav", spoken_request())
+    mic = speech.write_wav(tmp_path / "mic.wav", spoken_request(COMMAND))
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
 
@@ -118,15 +110,6 @@ async def test_a_spoken_command_switches_the_light_and_is_answered(
     assert playing_s >= speech.seconds(played) - 0.1
 
 
-def wake_and_say(command: str, after_s: float = 3.0) -> bytes:
-    """The wake word, the pause for the chime, ``command``, then silence."""
-    return (
-        speech.pad(speech.speak("Hey Jarvis."), 0.5, 0.7)
-        + speech.speak(command)
-        + speech.silence(after_s)
-    )
-
-
 def light_states(hass: HomeAssistant, stack: AsyncExitStack) -> list[str]:
     """Every state the kitchen light takes from now on."""
     seen: list[str] = []
@@ -147,7 +130,9 @@ async def test_nothing_heard_is_reported_and_the_next_wake_word_works(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     silent_request = speech.pad(speech.speak("Hey Jarvis."), 0.5, 4.0)
-    mic = speech.write_wav(tmp_path / "mic.wav", silent_request + wake_and_say(COMMAND))
+    mic = speech.write_wav(
+        tmp_path / "mic.wav", silent_request + spoken_request(COMMAND)
+    )
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
 
@@ -183,7 +168,7 @@ async def test_tts_down_still_acts_and_the_next_request_works(
 ) -> None:
     mic = speech.write_wav(
         tmp_path / "mic.wav",
-        wake_and_say(COMMAND) + wake_and_say("Turn off the kitchen lights."),
+        spoken_request(COMMAND) + spoken_request("Turn off the kitchen lights."),
     )
     async with AsyncExitStack() as stack:
         piper = stack.enter_context(servers.piper_server())
@@ -218,8 +203,8 @@ async def test_a_satellite_lost_mid_request_leaves_ha_ready_for_the_next(
     piper: servers.Server,
     whisper: servers.Server,
 ) -> None:
-    cut_off = speech.write_wav(tmp_path / "cut.wav", wake_and_say(COMMAND))
-    full = speech.write_wav(tmp_path / "full.wav", wake_and_say(COMMAND))
+    cut_off = speech.write_wav(tmp_path / "cut.wav", spoken_request(COMMAND))
+    full = speech.write_wav(tmp_path / "full.wav", spoken_request(COMMAND))
     async with AsyncExitStack() as stack:
         await set_up_assist(hass, stack, tmp_path, piper, whisper)
         first = satellite(tmp_path, "--mic-file", str(cut_off))
@@ -344,7 +329,7 @@ async def test_an_empty_transcript_is_an_event_and_a_count(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server
 ) -> None:
     mic = speech.write_wav(
-        tmp_path / "mic.wav", wake_and_say(COMMAND) + wake_and_say(COMMAND)
+        tmp_path / "mic.wav", spoken_request(COMMAND) + spoken_request(COMMAND)
     )
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)

@@ -15,8 +15,8 @@ from wyoming.audio import AudioChunk
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 
-from tests import speech
-from tests.satellite.harness import read_until, satellite
+from devstack import speech
+from devstack.satellite import read_until, satellite
 
 FIRST = "Turn on the porch light."
 SECOND = "And the hallway, please."

@@ -10,8 +10,8 @@ import subprocess
 from wyoming.audio import AudioStart
 from wyoming.event import Event
 
-from tests import speech
-from tests.satellite.harness import CLI, read_until, run_satellite, satellite
+from devstack import speech
+from devstack.satellite import CLI, read_until, run_satellite, satellite
 
 
 async def _raw(port: int, data: bytes) -> bytes:

@@ -14,9 +14,9 @@ import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
+from devstack import speech
+from devstack.satellite import read_until, run_satellite, satellite
 from scripts.make_sounds import render
-from tests import speech
-from tests.satellite.harness import read_until, run_satellite, satellite
 from voicestack_satellite.sounds import KINDS, default_path
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."

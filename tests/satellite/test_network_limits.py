@@ -24,8 +24,8 @@ import pytest
 from wyoming.audio import AudioChunk
 from wyoming.event import Event
 
-from tests import speech
-from tests.satellite.harness import CLI, read_until, run_satellite, satellite
+from devstack import speech
+from devstack.satellite import CLI, read_until, run_satellite, satellite
 from voicestack_satellite.mic_loop import (
     GIVE_UP_CHUNKS,
     REPORT_EVERY_CHUNKS,

@@ -22,10 +22,10 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 
-from tests import speech
+from devstack import speech
+from devstack.satellite import read_until, run_satellite, satellite
 from tests.live_mic import LiveMic
 from tests.satellite import virtual_time
-from tests.satellite.harness import read_until, run_satellite, satellite
 from voicestack_satellite.latency import sound_command_latency_s
 from voicestack_satellite.player import BLOCK_S, Player
 from voicestack_satellite.settings import SettingsError, load
@@ -401,7 +401,7 @@ async def test_a_follow_up_said_as_the_reply_ends_gets_none_of_its_echo(
 ) -> None:
     """The user answers the moment the reply is over, while the mic still hears it.
 
-    The request starts where the tail (0.25 s) ends: the audio before it, the
+    The request starts where the tail (0.3 s) ends: the audio before it, the
     reply's last syllables, is not sent to speech-to-text.
     """
     await _assert_first_request_is_the_users(tmp_path, speech.speak(FOLLOW_UP))

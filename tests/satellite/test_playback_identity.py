@@ -9,7 +9,6 @@ sends waits in a bounded buffer whose memory goes back after a flush.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 import io
 from pathlib import Path
 import socket
@@ -20,14 +19,15 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event, async_read_event, write_event
 
-from tests import speech
-from tests.satellite import virtual_time
-from tests.satellite.harness import (
+from devstack import speech
+from devstack.satellite import (
     RunningSatellite,
     read_until,
     run_satellite,
     satellite,
 )
+from devstack.waiting import wait_for
+from tests.satellite import virtual_time
 from voicestack_satellite.player import MAX_AHEAD_S, Player
 
 RATE = 16000  # what speech.speak returns: 16-bit mono
@@ -211,7 +211,7 @@ async def test_playback_memory_is_bounded_and_returns_after_a_flush(
                 Event("ping", {"text": "up"}),
             )
         )
-        await _wait_for(lambda: any(e.type == "pong" for e in events), 5)
+        await wait_for(lambda: any(e.type == "pong" for e in events), 5, "pong")
         base = rss_mb(sat)
         writer.write(_encode(AudioStart(rate=22050, width=2, channels=1).event()))
         chunk = _encode(
@@ -227,7 +227,7 @@ async def test_playback_memory_is_bounded_and_returns_after_a_flush(
         except TimeoutError:
             pass  # held back
         writer.write(_encode(Event("voicestack-flush")))
-        await _wait_for(lambda: any(e.type == "played" for e in events), 60)
+        await wait_for(lambda: any(e.type == "played" for e in events), 60, "played")
         flushed_at = time.monotonic()
         while rss_mb(sat) - base > 4 and time.monotonic() - flushed_at < 5:
             await asyncio.sleep(0.1)
@@ -252,12 +252,6 @@ def _encode(*events: Event) -> bytes:
 async def _read_all(reader: asyncio.StreamReader, events: list[Event]) -> None:
     while (event := await async_read_event(reader)) is not None:
         events.append(event)
-
-
-async def _wait_for(condition: Callable[[], bool], timeout_s: float) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():
-            await asyncio.sleep(0.05)
 
 
 class NullCard:

@@ -13,8 +13,8 @@ from wyoming.info import Describe, Info
 from zeroconf import Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from tests import speech
-from tests.satellite.harness import read_until, run_satellite, satellite
+from devstack import speech
+from devstack.satellite import read_until, run_satellite, satellite
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
 SERVICE = "_wyoming._tcp.local."

@@ -9,7 +9,7 @@ import shlex
 import numpy as np
 import pytest
 
-from tests import speech
+from devstack import speech
 from voicestack_satellite.audio import StreamConverter
 from voicestack_satellite.endpoint import Endpointer
 from voicestack_satellite.hooks import MAX_UNREAD_BYTES, EventCommand

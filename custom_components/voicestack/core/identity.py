@@ -10,24 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from wyoming.event import Event
 from wyoming.info import Info, Satellite
 
+from .protocol import InfoBlock, parse_info
 from .wyoming_info import MALFORMED, NotWyomingError, async_describe_event
-
-INFO_KEY = "voicestack"
-
-
-@dataclass(frozen=True, slots=True)
-class VoiceStackBlock:
-    """The ``voicestack`` block of a satellite's ``info``."""
-
-    id: str
-    protocol: int
-    sends: tuple[str, ...]
-    accepts: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,34 +23,13 @@ class Identity:
     """What a peer said about itself, and the id Home Assistant knows it by."""
 
     info: Info
-    voicestack: VoiceStackBlock | None
+    voicestack: InfoBlock | None
     unique_id: str
 
     @property
     def satellite(self) -> Satellite | None:
         """The ``satellite`` block; ``None`` for servers such as Piper or Whisper."""
         return self.info.satellite
-
-
-def voicestack_block(info_data: Mapping[str, Any] | None) -> VoiceStackBlock | None:
-    """Read the ``voicestack`` block from an ``info`` event's data.
-
-    ``None`` when it is missing or unusable (no non-empty string ``id``), so such
-    a peer is treated like a stock Wyoming satellite.
-    """
-    block = (info_data or {}).get(INFO_KEY)
-    if not isinstance(block, Mapping):
-        return None
-    satellite_id = block.get("id")
-    if not isinstance(satellite_id, str) or not satellite_id.strip():
-        return None
-    protocol = block.get("protocol")
-    return VoiceStackBlock(
-        id=satellite_id.strip(),
-        protocol=protocol if isinstance(protocol, int) else 0,
-        sends=_names(block.get("sends")),
-        accepts=_names(block.get("accepts")),
-    )
 
 
 def address_unique_id(host: str, port: int) -> str:
@@ -84,7 +51,7 @@ def identify(host: str, port: int, info_event: Event) -> Identity:
         info = Info.from_event(info_event)
     except MALFORMED as err:
         raise NotWyomingError(f"{host}:{port}: {type(err).__name__}: {err}") from err
-    block = voicestack_block(info_event.data)
+    block = parse_info(info_event.data)
     return Identity(
         info=info,
         voicestack=block,
@@ -98,9 +65,3 @@ async def async_identify(host: str, port: int, timeout_s: float) -> Identity:
     Raises ``PeerUnreachableError`` or ``NotWyomingError`` like it and ``identify``.
     """
     return identify(host, port, await async_describe_event(host, port, timeout_s))
-
-
-def _names(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(item for item in value if isinstance(item, str))

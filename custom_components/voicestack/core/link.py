@@ -49,7 +49,7 @@ from wyoming.ping import Ping, Pong
 from wyoming.satellite import RunSatellite
 
 from .backoff import Backoff
-from .identity import voicestack_block
+from .protocol import parse_info
 from .wire import MAX_HEADER_BYTES, ProtocolError, read_event
 from .wyoming_info import MALFORMED
 
@@ -258,7 +258,7 @@ class SatelliteLink:
 
         False for stock Wyoming satellites (no block) and before the first ``info``.
         """
-        block = voicestack_block(self._info.data if self._info else None)
+        block = parse_info(self._info.data if self._info else None)
         return block is not None and event_type in block.accepts
 
     async def send(self, event: Event) -> bool:

@@ -1,45 +1,35 @@
 """Split a spoken response into sentences: the first plays while the rest synthesize.
 
-Conservative on purpose: a wrong split costs a slightly odd pause, a missed split
-only costs latency. Abbreviations ("Dr.", "e.g."), decimals ("21.5") and times
-("10.30") never end a sentence.
+The boundaries are ``sentence-stream``'s, the splitter Home Assistant and
+wyoming-piper use: a sentence ends at . ! ? … (with closing quotes or brackets)
+before a capital letter, so abbreviations ("Dr.", "e.g.") and decimals ("21.5")
+stay inside. Two things are added for speech engines:
+
+- no sentence starts with punctuation: wyoming-piper says nothing at all for a
+  text that starts with "…", and sentence-stream ends a sentence at every "…";
+- pieces shorter than ``MIN_SENTENCE_CHARS`` are merged into the next one, as a
+  synthesis call of their own costs more than it saves.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Final
 
-_ABBREVIATIONS = frozenset(
-    {"dr", "mr", "mrs", "ms", "st", "vs", "etc", "e.g", "i.e", "approx", "no", "min"}
-)
-# A sentence ends at . ! ? … (and closing quotes/brackets), then whitespace.
-_END = re.compile(r"""(?<=[.!?…])["')\]]*\s+""")
-MIN_SENTENCE_CHARS = 12  # shorter pieces are merged into the next one
-_LEADING = "….,;:!? "  # punctuation a sentence must not start with
+from sentence_stream import stream_to_sentences
+
+MIN_SENTENCE_CHARS: Final = 12  # shorter pieces are merged into the next one
+_LEADING: Final = "….,;:!? "  # punctuation a sentence must not start with
+# Punctuation standing alone after a sentence's end ("Wait! ! The door"): it
+# would start the next sentence, and is not said anyway.
+_STRAY: Final = re.compile(r"(?<=[.!?…]) [.,;:!?…]+(?= |$)")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` in order; never empty strings.
-
-    A sentence never starts with punctuation ("… and then"): wyoming-piper
-    says nothing at all for a text that starts with "…".
-    """
-    text = " ".join(text.split())
-    if not text:
-        return []
-    pieces: list[str] = []
-    start = 0
-    for match in _END.finditer(text):
-        candidate = text[start : match.start()].rstrip()
-        last_word = candidate.rsplit(" ", 1)[-1].rstrip(".").lower()
-        if last_word in _ABBREVIATIONS:
-            continue
-        pieces.append(text[start : match.end()].strip())
-        start = match.end()
-    if start < len(text):
-        pieces.append(text[start:].strip())
-    words = (piece.lstrip(_LEADING) for piece in pieces)
-    return _merge_short([piece for piece in words if piece])
+    """The sentences of ``text`` in order; never empty strings."""
+    text = _STRAY.sub("", " ".join(text.split()))
+    pieces = (piece.lstrip(_LEADING) for piece in stream_to_sentences([text]))
+    return _merge_short([piece for piece in pieces if piece])
 
 
 def _merge_short(pieces: list[str]) -> list[str]:

@@ -30,19 +30,16 @@ import logging
 import secrets
 from typing import Final
 
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.audio import AudioChunk, AudioStop
 from wyoming.event import Event
 
 from .clock import Clock, LoopClock
+from .protocol import FLUSH, FLUSHED, PLAYED, audio_start_event, flush_event
 from .wav import Pcm
 
 _LOGGER = logging.getLogger(__name__)
 
-FLUSH_EVENT: Final = "voicestack-flush"
 CHUNK_FRAMES: Final = 1024  # as Home Assistant's own Wyoming satellite sends them
-STREAM_KEY: Final = "stream"  # audio-start, played, voicestack-progress: the id
-STATE_KEY: Final = "state"  # played, voicestack-progress: how the stream ended
-FLUSHED: Final = "flushed"  # the stream was dropped before its end
 LEAD_S: Final = 20.0  # audio sent ahead of playback, at most (satellite: 300 s)
 
 
@@ -185,10 +182,7 @@ class Speaker:
     async def _start_stream(self, pcm: Pcm) -> bool:
         """Send ``audio-start`` with a new stream id; False if disconnected."""
         stream_id = next(self._ids)
-        event = AudioStart(
-            rate=pcm.rate, width=pcm.width, channels=pcm.channels
-        ).event()
-        event.data[STREAM_KEY] = stream_id
+        event = audio_start_event(pcm.rate, pcm.width, pcm.channels, stream_id)
         if not await self._send(event):
             return False
         self._open[stream_id] = None
@@ -245,7 +239,7 @@ class Speaker:
         # flush's, not the end of the audio.
         if self._stopped:
             return "stopped"
-        return FLUSHED if self._flushed else "played"
+        return FLUSHED if self._flushed else PLAYED
 
     async def _all_played(self) -> None:
         while self._open and not self._lost:
@@ -260,7 +254,7 @@ class Speaker:
         """
         if not self._open:
             return True
-        if not self._supports(FLUSH_EVENT) or not await self._send(Event(FLUSH_EVENT)):
+        if not self._supports(FLUSH) or not await self._send(flush_event()):
             return False
         self._stopped = True
         try:

@@ -19,8 +19,7 @@ import time
 from types import MappingProxyType
 from typing import Any
 
-from custom_components.voicestack.core.clock import Clock
-
+from ..clock import Clock
 from .metrics import MetricsSnapshot, summarize
 from .model import (
     DEFAULT_CATEGORY,

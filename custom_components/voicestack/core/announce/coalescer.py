@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from custom_components.voicestack.core.clock import Cancellable, Clock
-
+from ..clock import Cancellable, Clock
 from .model import EPSILON_S, SUPERSEDES, Announcement
 from .options import AnnounceOptions
 

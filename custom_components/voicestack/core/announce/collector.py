@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Final
 
-from custom_components.voicestack.core.clock import Cancellable, Clock
-
+from ..clock import Cancellable, Clock
 from .limits import Deduplicator, TokenBuckets
 from .model import EPSILON_S, Announcement, DropReason, Priority
 from .options import AnnounceOptions

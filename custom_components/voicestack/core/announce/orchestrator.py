@@ -52,8 +52,7 @@ import logging
 import time
 from typing import Final
 
-from custom_components.voicestack.core.clock import Cancellable, Clock
-
+from ..clock import Cancellable, Clock
 from .coalescer import CoalesceWindow, compose, superseded_by
 from .collector import Collector
 from .metrics import MetricsSnapshot, SatelliteMetrics, summarize

@@ -6,9 +6,10 @@ if-chain. Modules:
 - ``normalize``: matching keys (case, punctuation, number words) and the real-words
   check; content stays verbatim.
 - ``rules``: exact set, phrase (prefix/suffix/anywhere), regex, catch-all,
-  ``CHECK_PARENT`` and the async LLM ``ClassifierRule``.
+  ``CHECK_PARENT`` and the async LLM ``ClassifierRule``; what an action gets
+  (``Hit``) and may do to the stack (``StackControl``).
 - ``frames``: ``Frame`` (ordered rules compiled into a shared ``Plan``, own state,
-  one timer) and ``StackControl``.
+  one timer).
 - ``stack``: ``FrameRouter`` (dispatch, ``Decision`` with its explanation, timers,
   requests) — a ``core.routing.Router``.
 - ``gather``, ``picker``, ``confirm``, ``builtin``: the built-in frames (base,
@@ -41,7 +42,7 @@ Wiring, per satellite (the glue)::
 from __future__ import annotations
 
 from .builtin import MODES, FrameKit, RouterState, Settings, VoiceRouter
-from .frames import Frame, Plan, StackControl
+from .frames import Frame, Plan
 from .hooks import Hooks, ListenMode, Voice
 from .normalize import FILLER, Heard, clean, has_real_words, hear, normalize
 from .replies import Replies
@@ -55,6 +56,7 @@ from .rules import (
     PhraseRule,
     RegexRule,
     Rule,
+    StackControl,
 )
 from .sensitive import ConfirmPolicy, Touched, sensitive_entities
 from .stack import Decision, FrameRouter, Step

@@ -29,9 +29,8 @@ from functools import partial
 import logging
 from typing import ClassVar, Final
 
-from custom_components.voicestack.core.clock import Clock
-from custom_components.voicestack.core.routing import Route, Utterance
-
+from ..clock import Clock
+from ..routing import Route, Utterance
 from .confirm import ConfirmFrame, Deliverer, PendingAction
 from .frames import Frame, Plan
 from .gather import DictationFrame, GatheringFrame, InventoryFrame, QueryFrame

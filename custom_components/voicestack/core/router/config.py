@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-from custom_components.voicestack.core.notes_file import (
+from ..notes_file import (
     DEFAULT_NOTES_FILE,
     notes_file_error,
 )
-
 from .builtin import Settings
 from .hooks import ListenMode
 from .sensitive import ConfirmPolicy

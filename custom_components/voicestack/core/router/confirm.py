@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 import inspect
 from typing import Final
 
-from .frames import Frame, Plan, StackControl
+from .frames import Frame, Plan
 from .replies import Replies
 from .rules import (
     ActionResult,
@@ -26,6 +26,7 @@ from .rules import (
     Hit,
     Outcome,
     Rule,
+    StackControl,
     frame_action,
     phrase_rules,
 )
@@ -62,7 +63,7 @@ class ConfirmFrame(Frame):
         self.replies = replies
         self._expires_at: float | None = None  # on the router's clock
 
-    def on_push(self, control: StackControl) -> None:
+    def on_push(self, control: StackControl[Frame]) -> None:
         """Asked now: the question expires ``timeout_s`` from now."""
         self._extend(control)
         super().on_push(control)
@@ -81,7 +82,7 @@ class ConfirmFrame(Frame):
                 remaining, self, self.timer_name, self.on_timeout
             )
 
-    def _extend(self, control: StackControl) -> None:
+    def _extend(self, control: StackControl[Frame]) -> None:
         if self.timeout_s is not None:
             self._expires_at = control.clock.now() + self.timeout_s
 

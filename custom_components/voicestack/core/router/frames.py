@@ -17,18 +17,17 @@ under the router's lock, as a decision of its own.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from collections.abc import Awaitable, Iterable
+from typing import TYPE_CHECKING, ClassVar
 
-from custom_components.voicestack.core.clock import Cancellable, Clock
-
-from .rules import CHECK_PARENT, ExactRule, Outcome, Rule
+from ..clock import Cancellable
+from .rules import CHECK_PARENT, ExactRule, Outcome, Rule, StackControl
 
 if TYPE_CHECKING:
     from .normalize import Heard
     from .rules import ActionResult, Hit
 
-__all__ = ["Frame", "MergedExact", "Plan", "StackControl"]
+__all__ = ["Frame", "MergedExact", "Plan"]
 
 
 class MergedExact(Rule):
@@ -82,40 +81,6 @@ class Plan:
         return len(self.rules)
 
 
-class StackControl(Protocol):
-    """What frames and actions may do to the stack (the router implements it)."""
-
-    @property
-    def clock(self) -> Clock:
-        """The router's clock."""
-
-    @property
-    def stack(self) -> tuple[Frame, ...]:
-        """Bottom (base) to top."""
-
-    @property
-    def top(self) -> Frame:
-        """The innermost frame."""
-
-    def push(self, frame: Frame) -> None:
-        """Put ``frame`` on top."""
-
-    def pop(self, frame: Frame | None = None) -> bool:
-        """Remove ``frame`` (default: the top) and every frame above it."""
-
-    def after(
-        self,
-        delay_s: float,
-        frame: Frame,
-        name: str,
-        callback: Callable[[], ActionResult | Awaitable[ActionResult]],
-    ) -> Cancellable:
-        """Run ``callback`` as a decision of ``frame`` after ``delay_s``."""
-
-    async def forward(self, text: str) -> Outcome:
-        """Dispatch ``text`` through the current stack, inside this decision."""
-
-
 class Frame:
     """A frame: name, plan, a timer, and the state its subclass adds.
 
@@ -142,7 +107,7 @@ class Frame:
         self.expects_speech = expects_speech
         self.timeout_s = timeout_s
         self.timer_name = timer_name
-        self.control: StackControl | None = None
+        self.control: StackControl[Frame] | None = None
         self._timer: Cancellable | None = None
 
     @property
@@ -151,7 +116,7 @@ class Frame:
         return not self.plan.check_parent
 
     @property
-    def stack(self) -> StackControl:
+    def stack(self) -> StackControl[Frame]:
         """The stack this frame is on (actions run only while it is)."""
         if self.control is None:
             raise RuntimeError(f"frame {self.name} is not on a stack")
@@ -163,7 +128,7 @@ class Frame:
 
     # -- lifecycle, called by the router ----------------------------------------
 
-    def on_push(self, control: StackControl) -> None:
+    def on_push(self, control: StackControl[Frame]) -> None:
         """Now on top of ``control``'s stack."""
         self.control = control
         self.restart_timer()

@@ -33,14 +33,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 import logging
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, cast
+from typing import Any, ClassVar, Final, NamedTuple, Protocol, cast
 
-from custom_components.voicestack.core.clock import Clock
-
+from ..clock import Cancellable, Clock
 from .normalize import Heard, Position, hear
-
-if TYPE_CHECKING:
-    from .frames import Frame, StackControl
 
 __all__ = [
     "CHECK_PARENT",
@@ -59,6 +55,7 @@ __all__ = [
     "RegexRule",
     "Rule",
     "Split",
+    "StackControl",
     "frame_action",
     "is_regex",
     "phrase_key",
@@ -86,30 +83,70 @@ class Outcome:
     reason: str = ""
 
 
+type ActionResult = Outcome | None
+
+
+class StackControl[F](Protocol):
+    """What frames and actions may do to the stack (the router implements it).
+
+    Generic in the frame type ``F`` (``frames.Frame``): frames are built from
+    rules, so this module must not import them.
+    """
+
+    @property
+    def clock(self) -> Clock:
+        """The router's clock."""
+
+    @property
+    def stack(self) -> tuple[F, ...]:
+        """Bottom (base) to top."""
+
+    @property
+    def top(self) -> F:
+        """The innermost frame."""
+
+    def push(self, frame: F) -> None:
+        """Put ``frame`` on top."""
+
+    def pop(self, frame: F | None = None) -> bool:
+        """Remove ``frame`` (default: the top) and every frame above it."""
+
+    def after(
+        self,
+        delay_s: float,
+        frame: F,
+        name: str,
+        callback: Callable[[], ActionResult | Awaitable[ActionResult]],
+    ) -> Cancellable:
+        """Run ``callback`` as a decision of ``frame`` after ``delay_s``."""
+
+    async def forward(self, text: str) -> Outcome:
+        """Dispatch ``text`` through the current stack, inside this decision."""
+
+
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """A rule matched: everything its action needs."""
+class Hit[F]:
+    """A rule matched: everything its action needs (``F``: the frame type)."""
 
     heard: Heard
     payload: Any  # what the rule matched (phrase value, Split, re.Match, ...)
-    frame: Frame
-    control: StackControl
+    frame: F
+    control: StackControl[F]
     rule: Rule
 
 
-type ActionResult = Outcome | None
-type Action = Callable[[Hit], ActionResult | Awaitable[ActionResult]]
+type Action = Callable[[Hit[Any]], ActionResult | Awaitable[ActionResult]]
 type Classify = Callable[[str, tuple[str, ...]], Awaitable[str]]
 
 
-def frame_action[F: "Frame", R](method: Callable[[F, Hit], R]) -> Callable[[Hit], R]:
+def frame_action[F, R](method: Callable[[F, Hit[F]], R]) -> Callable[[Hit[Any]], R]:
     """An action that calls ``method`` on the frame that matched.
 
     Plans (compiled rule lists) are shared by every frame of a kind, so actions
     cannot be bound methods; this calls the unbound method with ``hit.frame``.
     """
 
-    def action(hit: Hit) -> R:
+    def action(hit: Hit[Any]) -> R:
         return method(cast("F", hit.frame), hit)
 
     action.__name__ = method.__name__

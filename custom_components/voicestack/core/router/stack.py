@@ -30,9 +30,8 @@ from functools import partial
 import logging
 from typing import Any, NamedTuple, cast
 
-from custom_components.voicestack.core.clock import Cancellable, Clock
-from custom_components.voicestack.core.routing import Route, Utterance
-
+from ..clock import Cancellable, Clock
+from ..routing import Route, Utterance
 from .frames import Frame
 from .normalize import FILLER, Heard, hear
 from .rules import CHECK_PARENT, ActionResult, Hit, Miss, Outcome, Rule

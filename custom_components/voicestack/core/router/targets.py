@@ -31,9 +31,8 @@ import logging
 from pathlib import Path
 from typing import Any, Protocol
 
-from custom_components.voicestack.core.clock import Clock, LoopClock
-from custom_components.voicestack.core.filelock import append_lines
-
+from ..clock import Clock, LoopClock
+from ..filelock import append_lines
 from .sensitive import ConfirmPolicy, Touched, mentions_sensitive, sensitive_entities
 
 __all__ = [

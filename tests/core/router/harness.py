@@ -26,11 +26,11 @@ from custom_components.voicestack.core.router import (
 )
 from custom_components.voicestack.core.router.hooks import ListenMode
 from custom_components.voicestack.core.routing import Route
-from tests.core.manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 
 @dataclass
-class Recorder:
+class RecordingTarget:
     """A target that records submissions (and can fail on demand)."""
 
     name: str
@@ -109,9 +109,9 @@ class Dialog:
         """Agent and every gathering frame submit to recorders unless given."""
         self.clock = ManualClock()
         self.glue = glue or Glue()
-        self.agent = agent or Recorder("agent", agent=True)
+        self.agent = agent or RecordingTarget("agent", agent=True)
         self.targets = targets or {
-            name: Recorder(name, speak=f"Saved {name}.")
+            name: RecordingTarget(name, speak=f"Saved {name}.")
             for name in ("dictation", "inventory")
         }
         self.emitted: list[Route] = []

@@ -31,7 +31,7 @@ from custom_components.voicestack.core.router.rules import (
     phrase_rules,
 )
 from custom_components.voicestack.core.routing import Route, Utterance, pass_through
-from tests.core.manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 
 def says(text: str):

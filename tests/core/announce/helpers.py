@@ -18,8 +18,7 @@ from custom_components.voicestack.core.announce import (
     Spoken,
     Status,
 )
-
-from .manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 
 @dataclass

@@ -23,11 +23,12 @@ from custom_components.voicestack.core.announce import (
     Status,
 )
 from custom_components.voicestack.core.clock import LoopClock
+from custom_components.voicestack.core.protocol import FLUSH
 from custom_components.voicestack.core.sentences import split_sentences
-from custom_components.voicestack.core.speaker import FLUSH_EVENT, Playback, Speaker
+from custom_components.voicestack.core.speaker import Playback, Speaker
 from custom_components.voicestack.core.wav import Pcm
 
-from .announce_helpers import Events
+from .helpers import Events
 
 
 class Satellite:
@@ -46,13 +47,13 @@ class Satellite:
         if event.type == "audio-start":
             self.open += 1
             self.most_open = max(self.most_open, self.open)
-        elif event.type == FLUSH_EVENT:
+        elif event.type == FLUSH:
             asyncio.get_running_loop().call_soon(self.play_all)
         return True
 
     def supports(self, event_type: str) -> bool:
         """A voicestack-satellite: it can flush."""
-        return event_type == FLUSH_EVENT
+        return event_type == FLUSH
 
     def play_all(self) -> None:
         """Report ``played`` for every open stream."""
@@ -96,7 +97,7 @@ async def test_a_critical_flushes_the_announcement_playing_and_then_plays() -> N
         AnnounceRequest.create("Smoke in the kitchen!", priority="critical")
     )
     await until(lambda: satellite.sent.count("audio-start") == 2)
-    flush_at = satellite.sent.index(FLUSH_EVENT)
+    flush_at = satellite.sent.index(FLUSH)
     second_start = len(satellite.sent) - 1 - satellite.sent[::-1].index("audio-start")
     assert flush_at < second_start
     await until(lambda: satellite.sent[-1] == "audio-stop")

@@ -12,7 +12,8 @@ from custom_components.voicestack.core.router.vocabulary import (
     parse_phrases,
     parse_shortcuts,
 )
-from tests.core.router_harness import Dialog
+
+from .harness import Dialog
 
 
 def problems(phrases=None, shortcuts=None) -> list[Problem]:

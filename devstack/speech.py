@@ -1,4 +1,4 @@
-"""Real speech for tests: Piper speaks, faster-whisper listens.
+"""Real speech for tests, the demo and benchmarks: Piper speaks, faster-whisper listens.
 
 Everything is 16 kHz mono int16 PCM (``bytes``), the satellite's internal format.
 Synthesized speech is cached on disk by a hash of voice, settings and text, so only
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from voicestack_satellite.audio import RATE, resample, write_wav
+from devstack.servers import VOICE
+from voicestack_satellite.audio import RATE, read_wav, resample, write_wav
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -30,6 +31,7 @@ __all__ = [
     "seconds",
     "silence",
     "speak",
+    "speech_end_s",
     "transcribe",
     "write_wav",
 ]
@@ -40,7 +42,9 @@ CACHE_DIR = Path(
         Path(__file__).resolve().parent.parent / ".cache" / "speech",
     )
 )
-_VOICE_ID = "en_US-joe-medium"
+# A sample louder than -40 dBFS (1 % of full scale) is speech; Piper's pauses are
+# digital near-silence.
+SPEECH_LEVEL = 327
 # Piper adds random noise by default, so the same text sounds a little different on
 # every machine; without it a test hears exactly the same audio everywhere.
 _NOISE = 0.0
@@ -78,9 +82,7 @@ def speak(text: str, *, length_scale: float | None = None) -> bytes:
 
     ``length_scale`` > 1 speaks slower, < 1 faster (for varied test utterances).
     """
-    key = hashlib.sha256(
-        f"{_VOICE_ID}|{length_scale}|{_NOISE}|{text}".encode()
-    ).hexdigest()
+    key = hashlib.sha256(f"{VOICE}|{length_scale}|{_NOISE}|{text}".encode()).hexdigest()
     cached = CACHE_DIR / f"{key[:32]}.pcm"
     if cached.exists():
         return cached.read_bytes()
@@ -132,6 +134,13 @@ def pad(pcm: bytes, before_s: float = 0.0, after_s: float = 0.0) -> bytes:
     return silence(before_s) + pcm + silence(after_s)
 
 
+def speech_end_s(pcm: bytes) -> float:
+    """Offset just after the last speech sample (louder than -40 dBFS) of ``pcm``."""
+    samples = np.frombuffer(pcm, dtype=np.int16)
+    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > SPEECH_LEVEL)
+    return (int(loud[-1]) + 1) / RATE if len(loud) else 0.0
+
+
 def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
     """Add white noise so speech-to-noise power is ``snr_db`` over the voiced part.
 
@@ -139,7 +148,7 @@ def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
     trailing silence does not make the noise quieter than asked.
     """
     speech = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
-    voiced = speech[np.abs(speech) > 327]
+    voiced = speech[np.abs(speech) > SPEECH_LEVEL]
     if len(voiced) == 0:
         raise ValueError("no speech to measure the signal-to-noise ratio against")
     signal_power = float(np.mean(voiced**2))
@@ -150,6 +159,4 @@ def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
 
 def read_wav_pcm(path: str | os.PathLike[str]) -> bytes:
     """A WAV file of any format as 16 kHz mono int16 PCM."""
-    from voicestack_satellite.audio import read_wav
-
     return read_wav(path).tobytes()

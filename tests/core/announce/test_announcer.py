@@ -21,9 +21,10 @@ from custom_components.voicestack.core.announce import (
     Status,
 )
 from custom_components.voicestack.core.announce.metrics import summarize
+from devstack.manual_clock import ManualClock
+from devstack.reproducible import seeded
 
-from .announce_helpers import Events, SpeakRecorder, settle
-from .manual_clock import ManualClock
+from .helpers import Events, SpeakRecorder, settle
 
 
 def announcer_with(
@@ -227,7 +228,7 @@ class FloodSpeaker(SpeakRecorder):
 
 @pytest.mark.parametrize("seed", range(8))
 async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
-    rng = random.Random(seed)  # noqa: S311
+    rng = seeded(seed)
     clock = ManualClock()
     events = Events()
     announcer = Announcer(
@@ -266,7 +267,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
     for _ in range(50):
         clock.advance(1.0)
         for speaker in speakers.values():
-            speaker.rng = random.Random(0)  # noqa: S311
+            speaker.rng = seeded(0)
             speaker.step()
         await settle()
         _check(announcer)

@@ -24,8 +24,7 @@ from custom_components.voicestack.core.router import (
 )
 from custom_components.voicestack.core.router.sensitive import mentions_sensitive
 from custom_components.voicestack.core.router.targets import PartialDeliveryError
-
-from .manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 NOON = datetime(2025, 6, 7, 12, 0, 5, tzinfo=UTC)
 DICTATION = Submission(

@@ -14,8 +14,7 @@ from custom_components.voicestack.core.announce import (
 )
 from custom_components.voicestack.core.announce.collector import Collector
 from custom_components.voicestack.core.announce.limits import Deduplicator, TokenBuckets
-
-from .manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
 
 _ids = itertools.count()
 

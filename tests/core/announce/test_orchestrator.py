@@ -18,9 +18,9 @@ from custom_components.voicestack.core.announce import (
     SatelliteAnnouncer,
     Status,
 )
+from devstack.manual_clock import ManualClock
 
-from .announce_helpers import assert_balanced, satellite, settle
-from .manual_clock import ManualClock
+from .helpers import assert_balanced, satellite, settle
 
 
 def say(

@@ -23,7 +23,8 @@ from custom_components.voicestack.core.router import (
 )
 from custom_components.voicestack.core.router.hooks import ListenMode
 from custom_components.voicestack.core.routing import Utterance
-from tests.core.router_harness import Dialog, Glue, Recorder, check
+
+from .harness import Dialog, Glue, RecordingTarget, check
 
 # -- base frame, wake-word mode ---------------------------------------------------------
 
@@ -859,7 +860,7 @@ async def test_a_query_selected_over_a_gathering_frame_collects_the_words(
 
 async def test_start_with_a_target_and_submit_request() -> None:
     dialog = Dialog()
-    queue = Recorder("queue", speak="Queued.")
+    queue = RecordingTarget("queue", speak="Queued.")
 
     await dialog.router.start("dictation", target=queue)
     await dialog.says("call the plumber")

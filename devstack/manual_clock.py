@@ -1,4 +1,7 @@
-"""A clock that moves only when the test says so (implements core.clock.Clock)."""
+"""A clock that moves only when the caller says so (implements core.clock.Clock).
+
+Tests of the core and the announcer benchmark drive time with it, so timing is exact.
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import random
 
 from custom_components.voicestack.core.announce import (
     Announcement,
@@ -15,8 +14,8 @@ from custom_components.voicestack.core.announce.coalescer import (
     cap_names,
     compose,
 )
-
-from .manual_clock import ManualClock
+from devstack.manual_clock import ManualClock
+from devstack.reproducible import seeded
 
 _seq = itertools.count()
 OPTIONS = AnnounceOptions()
@@ -151,7 +150,7 @@ def test_names_never_exceed_100_characters() -> None:
 
 
 def test_cap_names_within_the_limit_for_any_lengths() -> None:
-    rng = random.Random(6)  # noqa: S311
+    rng = seeded(6)
     words = ["door", "window", "garage", "kitchen", "sensor", "temperature", "x" * 40]
     for _ in range(500):
         names = [

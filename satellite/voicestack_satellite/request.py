@@ -1,0 +1,118 @@
+"""One request's audio on its way to the owner: run-pipeline to audio-stop.
+
+The request starts shortly before its cut (the wake word, or the speech onset)
+with audio from the mic buffer, then carries every live chunk, timestamped by
+the samples sent so far, until the listener stops it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import Event
+from wyoming.pipeline import PipelineStage, RunPipeline
+
+from . import protocol
+from .audio import RATE
+from .echo import EchoTail
+from .endpoint import Endpointer
+from .mic import CHUNK_SAMPLES
+from .peer import Peer
+from .preroll import PrerollBuffer
+
+
+class Request:
+    """The audio of one request, sent to ``peer`` (the owner when it began)."""
+
+    def __init__(self, peer: Peer, mic: PrerollBuffer, chime: str | None) -> None:
+        """``chime``: the awake sound's stream id; the mic is silenced until it ends."""
+        self._peer = peer
+        self._mic = mic
+        self._chime = chime
+        # After the chime: the chunk being recorded when it ended still holds it.
+        self._mute_until = -1  # absolute mic sample
+        self._streamed = 0  # samples sent (for timestamps)
+        self._endpointer: Endpointer | None = None  # when the owner asked for it
+
+    def start(
+        self, wake_word: str | None, cut: int, preroll_s: float, echo: EchoTail
+    ) -> np.ndarray:
+        """Send run-pipeline, the preroll's size and audio-start; return the preroll.
+
+        ``cut`` is the wake word detection or the speech onset; ``preroll_s``
+        is ``--wake-preroll`` or ``--preroll`` respectively. The preroll it
+        returns goes out with ``stream`` once the caller has reported the state.
+        """
+        self._peer.send(
+            RunPipeline(
+                start_stage=PipelineStage.ASR,
+                end_stage=PipelineStage.TTS,
+                wake_word_name=wake_word,
+            ).event()
+        )
+        preroll_start = max(0, cut - round(preroll_s * RATE))
+        # Audio since playback, for a request started by speech: none of the
+        # reply's echo goes to speech-to-text or into the room's noise floor.
+        room_from = 0
+        if wake_word is None:
+            preroll_start = max(preroll_start, min(cut, echo.until))
+            room_from = echo.ended_at
+        preroll = self._mic.since(preroll_start)
+        self._send_extension(protocol.preroll_event(len(preroll), RATE, cut))
+        self._peer.send(AudioStart(rate=RATE, width=2, channels=1, timestamp=0).event())
+        if (silence := self._peer.end_of_speech_s) is not None:
+            self._endpointer = Endpointer(silence)
+            self._endpointer.start(self._mic.since(room_from))
+        return preroll
+
+    def stream(self, samples: np.ndarray) -> None:
+        """Send ``samples`` as audio-chunks of at most one mic chunk each."""
+        for start in range(0, len(samples), CHUNK_SAMPLES):
+            part = samples[start : start + CHUNK_SAMPLES]
+            self._peer.send(
+                AudioChunk(
+                    rate=RATE,
+                    width=2,
+                    channels=1,
+                    audio=part.tobytes(),
+                    timestamp=round(self._streamed * 1000 / RATE),
+                ).event()
+            )
+            self._streamed += len(part)
+
+    def live(self, samples: np.ndarray, end: int) -> bool:
+        """Send a live mic chunk ending at sample ``end``; True at end of speech.
+
+        While the awake chime plays (and one chunk after), silence goes instead,
+        so the request does not contain the chime.
+        """
+        muted = self._chime is not None or end <= self._mute_until
+        live = np.zeros_like(samples) if muted else samples
+        self.stream(live)
+        return self._endpointer is not None and self._endpointer.process(live)
+
+    def sound_ended(self, stream_id: str) -> None:
+        """One of our sounds ended: if it was the chime, the mic counts again."""
+        if stream_id == self._chime:
+            self._chime = None
+            self._mute_until = self._mic.end + CHUNK_SAMPLES
+
+    @property
+    def nobody_spoke(self) -> bool:
+        """The endpointer (if asked for) heard no speech at all."""
+        return self._endpointer is not None and not self._endpointer.heard_speech
+
+    def no_speech(self) -> None:
+        """Tell the peer to drop the request: speech-to-text would make words up."""
+        self._send_extension(protocol.no_speech_event())
+
+    def stop(self) -> None:
+        """audio-stop, timestamped after the last sample sent."""
+        self._peer.send(
+            AudioStop(timestamp=round(self._streamed * 1000 / RATE)).event()
+        )
+
+    def _send_extension(self, event: Event) -> None:
+        """Only peers that said ``voicestack-hello`` get our own events."""
+        if self._peer.extensions:
+            self._peer.send(event)
