@@ -80,9 +80,8 @@ if __package__ in {None, ""}:  # run as a file: make the repository importable
 from homeassistant.config_entries import SOURCE_USER, ConfigEntry
 from homeassistant.const import CONF_HOST, CONF_PORT
 from wyoming.audio import AudioChunk, AudioStart
-from wyoming.event import Event, async_read_event, async_write_event, write_event
-from wyoming.info import Attribution, Describe, Info, Satellite
-from wyoming.pipeline import PipelineStage, RunPipeline
+from wyoming.event import Event, async_read_event, write_event
+from wyoming.info import Describe
 from wyoming.satellite import RunSatellite
 
 from bench.common import DEFAULTS, figure, header, report, verdict
@@ -96,6 +95,7 @@ from custom_components.voicestack.core.wyoming_info import (
 from custom_components.voicestack.voice_loop import VoiceLoop
 from devstack import servers, speech
 from devstack.engines import start_engines
+from devstack.fake_satellite import BOMB_LENGTH, BOMB_WINDOW_S, FakeSatellite
 from devstack.home import HA_VERSION, Home, Owner
 from devstack.runner import run_bench
 from devstack.satellite import RunningSatellite, read_until, satellite
@@ -120,13 +120,9 @@ PAYLOAD_CONNECTIONS = 50  # 2.
 ANNOUNCED_PAYLOAD = 4 * MIB
 IDLE_CONNECTIONS = 1100  # 3.
 SATELLITE_FILE_LIMIT = 1024
-BOMB_LENGTH = 2_000_000_000  # 4.
-BOMB_WINDOW_S = 5.0
-ZEROS = bytes(MIB)
 STREAM_BYTES = 256 * MIB  # 5.
 WARM_UP_BYTES = MIB
 STREAM_CHUNK = 64 * KIB
-AUDIO_FORMAT = {"rate": 16000, "width": 2, "channels": 1}
 
 
 # -- measuring ------------------------------------------------------------------------
@@ -252,12 +248,6 @@ def encode(*events: Event) -> bytes:
     for event in events:
         write_event(event, buffer)  # type: ignore[arg-type]
     return buffer.getvalue()
-
-
-def bomb_header() -> bytes:
-    """An ``audio-chunk`` header that announces ``BOMB_LENGTH`` bytes of payload."""
-    header_ = {"type": "audio-chunk", "data": AUDIO_FORMAT}
-    return json.dumps({**header_, "payload_length": BOMB_LENGTH}).encode() + b"\n"
 
 
 # -- the satellite ----------------------------------------------------------------------
@@ -494,102 +484,7 @@ def link_reader() -> tuple[str, int]:
     return ("the link's reader", size)
 
 
-class HostileSatellite:
-    """A Wyoming satellite on loopback, as Home Assistant sees it, hostile on cue.
-
-    It answers ``describe`` with a stock satellite's ``info`` and ``ping`` with
-    ``pong``, and keeps the connection that sent ``run-satellite`` (the owner).
-    With ``bomb_on`` set to an event type, it answers that event with a header
-    announcing ``BOMB_LENGTH`` bytes and streams zeros after it until the
-    connection fails or ``BOMB_WINDOW_S`` pass. ``stream`` starts a request and
-    sends audio into it.
-    """
-
-    def __init__(self) -> None:
-        """Not listening yet, and harmless."""
-        self.bomb_on: str | None = None
-        self.port = 0
-        self.bombs = 0
-        self.bomb_bytes = 0  # zeros the sockets took after a bomb's header
-        self.owner: asyncio.StreamWriter | None = None
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> HostileSatellite:
-        """Listen on a free port."""
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        """Stop listening and drop the owner."""
-        assert self._server is not None
-        self._server.close()
-        if self.owner is not None:
-            self.owner.transport.abort()
-        await self._server.wait_closed()
-
-    async def _serve(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        try:
-            while (event := await async_read_event(reader)) is not None:
-                if event.type == self.bomb_on:
-                    await self._bomb(writer)
-                    return
-                if Describe.is_type(event.type):
-                    await async_write_event(stock_info(), writer)
-                elif RunSatellite.is_type(event.type):
-                    self.owner = writer
-                elif event.type == "ping":
-                    pong = Event("pong", {"text": event.data.get("text")})
-                    await async_write_event(pong, writer)
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.transport.abort()
-
-    async def _bomb(self, writer: asyncio.StreamWriter) -> None:
-        self.bombs += 1
-        writer.write(bomb_header())
-        try:
-            async with asyncio.timeout(BOMB_WINDOW_S):
-                while True:
-                    await writer.drain()
-                    writer.write(ZEROS)
-                    self.bomb_bytes += len(ZEROS)
-        except (ConnectionError, OSError, TimeoutError):
-            pass
-
-    async def stream(self, total: int) -> None:
-        """A request: ``run-pipeline``, ``audio-start``, ``total`` bytes of audio.
-
-        As fast as Home Assistant reads, and no ``audio-stop``.
-        """
-        writer = self.owner
-        assert writer is not None
-        run = RunPipeline(start_stage=PipelineStage.ASR, end_stage=PipelineStage.TTS)
-        await async_write_event(run.event(), writer)
-        await async_write_event(AudioStart(**AUDIO_FORMAT).event(), writer)
-        chunk = encode(AudioChunk(**AUDIO_FORMAT, audio=bytes(STREAM_CHUNK)).event())
-        for _ in range(total // STREAM_CHUNK):
-            writer.write(chunk)
-            await writer.drain()
-
-
-def stock_info() -> Event:
-    """A stock Wyoming satellite's ``info``."""
-    return Info(
-        satellite=Satellite(
-            name="hostile",
-            attribution=Attribution(name="bench", url=""),
-            installed=True,
-            description="a peer at a satellite's address",
-            version="1",
-        )
-    ).event()
-
-
-async def added(home: Home, peer: HostileSatellite) -> ConfigEntry:
+async def added(home: Home, peer: FakeSatellite) -> ConfigEntry:
     """A VoiceStack entry for ``peer`` through the config flow; its link running."""
     entry = await home.add_satellite(Owner.VOICESTACK, peer.port)
     hub = entry.runtime_data
@@ -609,7 +504,7 @@ async def probe_link(home: Home) -> None:
     """4a. The link of a running entry meets a 2e9-byte payload."""
     header("4. Home Assistant: a payload_length of 2e9 on the link, then describe")
     memory = Memory(os.getpid())
-    async with HostileSatellite() as peer:
+    async with FakeSatellite("hostile") as peer:
         entry = await added(home, peer)
         before = settle()
         peer.bomb_on = RunSatellite().event().type
@@ -634,7 +529,7 @@ async def probe_link(home: Home) -> None:
 async def probe_describe(home: Home) -> None:
     """4b. The config flow's ``describe`` meets a 2e9-byte payload."""
     memory = Memory(os.getpid())
-    async with HostileSatellite() as peer:
+    async with FakeSatellite("hostile") as peer:
         peer.bomb_on = Describe().event().type
         before = settle()
         started = time.monotonic()
@@ -671,7 +566,7 @@ async def probe_describe(home: Home) -> None:
 
 
 async def request(
-    home: Home, peer: HostileSatellite, voice: VoiceLoop, total: int
+    home: Home, peer: FakeSatellite, voice: VoiceLoop, total: int
 ) -> None:
     """``peer`` streams ``total`` bytes into a request, until it has its outcome.
 
@@ -679,7 +574,7 @@ async def request(
     Assistant fired ``voicestack_utterance`` for the request.
     """
     utterances = len(home.utterances)
-    await asyncio.wait_for(peer.stream(total), 120)
+    await asyncio.wait_for(peer.stream(STREAM_CHUNK, total=total), 120)
     await wait_for(
         lambda: voice.audio is not None and voice.audio.received_bytes == total,
         30,
@@ -692,7 +587,7 @@ async def probe_request(home: Home) -> None:
     """5. A peer at the satellite's address streams audio into a request."""
     header("5. Home Assistant: a peer streams 256 MiB of audio into a request")
     memory = Memory(os.getpid())
-    async with HostileSatellite() as peer:
+    async with FakeSatellite("hostile") as peer:
         entry = await added(home, peer)
         voice = entry.runtime_data.satellite.voice
         # The first request pays for what the pipeline sets up once (its VAD,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-import contextlib
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,20 +21,18 @@ from homeassistant.const import STATE_OFF, STATE_ON
 from homeassistant.core import Event, HomeAssistant
 import pytest
 from wyoming.asr import Transcript
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.event import Event as WyomingEvent, async_read_event, async_write_event
+from wyoming.audio import AudioChunk, AudioStop
+from wyoming.event import Event as WyomingEvent
 from wyoming.info import (
     AsrModel,
     AsrProgram,
     Attribution,
     Describe,
     Info,
-    Satellite,
     WakeModel,
     WakeProgram,
 )
-from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
-from wyoming.satellite import RunSatellite
+from wyoming.pipeline import PipelineStage as WyomingStage
 from wyoming.server import AsyncEventHandler, AsyncServer
 from wyoming.wake import Detection
 
@@ -48,6 +45,7 @@ from custom_components.voicestack.core.request_audio import (
 from custom_components.voicestack.voice_loop import VoiceLoop
 from devstack import servers, speech
 from devstack.assist_pipeline import entity_of
+from devstack.fake_satellite import FakeSatellite
 from devstack.manual_clock import ManualClock
 from devstack.satellite import satellite
 from devstack.spoken_request import spoken_request
@@ -358,102 +356,11 @@ async def test_an_empty_transcript_is_an_event_and_a_count(
 # -- a peer at the satellite's address that streams without end (issue 12, 8) --
 
 
-class EndlessSatellite:
-    """A Wyoming satellite on loopback that starts a request and never ends it.
-
-    It answers ``describe`` as a stock satellite, accepts ``run-satellite`` and
-    answers pings; ``stream`` then sends ``run-pipeline`` and audio chunks until
-    the test stops it, never ``audio-stop``. What Home Assistant sends back is
-    recorded by type.
-    """
-
-    def __init__(self) -> None:
-        """Not listening yet."""
-        self.port = 0
-        self.received: list[str] = []
-        self.sent_bytes = 0
-        self._owner: asyncio.StreamWriter | None = None
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> EndlessSatellite:
-        """Listen on a free port."""
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        """Stop listening and drop the connections."""
-        assert self._server is not None
-        self._server.close()
-        if self._owner is not None:
-            self._owner.transport.abort()
-        await self._server.wait_closed()
-
-    @property
-    def running(self) -> bool:
-        """Home Assistant sent ``run-satellite``."""
-        return self._owner is not None
-
-    async def _serve(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        with contextlib.suppress(ConnectionError):
-            while (event := await async_read_event(reader)) is not None:
-                self.received.append(event.type)
-                if Describe.is_type(event.type):
-                    await async_write_event(_stock_info(), writer)
-                elif RunSatellite.is_type(event.type):
-                    self._owner = writer
-                elif event.type == "ping":
-                    await async_write_event(
-                        WyomingEvent("pong", {"text": event.data.get("text")}), writer
-                    )
-
-    async def stream(
-        self,
-        chunk_bytes: int,
-        pause_s: float,
-        total: float = float("inf"),
-        start_stage: WyomingStage = WyomingStage.ASR,
-    ) -> None:
-        """``run-pipeline`` from ``start_stage``, then chunks up to ``total`` bytes.
-
-        The connection stays open after the last chunk: no ``audio-stop``.
-        """
-        writer = self._owner
-        assert writer is not None
-        await async_write_event(
-            RunPipeline(start_stage=start_stage, end_stage=WyomingStage.TTS).event(),
-            writer,
-        )
-        await async_write_event(
-            AudioStart(rate=16000, width=2, channels=1).event(), writer
-        )
-        chunk = AudioChunk(rate=16000, width=2, channels=1, audio=bytes(chunk_bytes))
-        while self.sent_bytes < total:
-            self.sent_bytes += chunk_bytes
-            await async_write_event(chunk.event(), writer)
-            await asyncio.sleep(pause_s)
-
-
-def _stock_info() -> WyomingEvent:
-    attribution = Attribution(name="test", url="")
-    return Info(
-        satellite=Satellite(
-            name="endless",
-            attribution=attribution,
-            installed=True,
-            description="streams without end",
-            version="1",
-        )
-    ).event()
-
-
 @dataclass(slots=True)
 class Endless:
     """VoiceStack on an endless peer, in a Home Assistant set up for it."""
 
-    peer: EndlessSatellite
+    peer: FakeSatellite
     voice: VoiceLoop
     pipeline: Pipeline
     stack: AsyncExitStack
@@ -467,7 +374,7 @@ async def endless_request(
     async with AsyncExitStack() as stack:
         stt = await stack.enter_async_context(hearing_nothing(""))
         pipeline = await set_up_assist(hass, stack, tmp_path, piper, stt)
-        peer = await stack.enter_async_context(EndlessSatellite())
+        peer = await stack.enter_async_context(FakeSatellite())
         entry = await add_voicestack(hass, stack, peer)  # type: ignore[arg-type]
         await wait_for(lambda: peer.running, 10, "run-satellite")
         hub = entry.runtime_data

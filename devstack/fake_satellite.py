@@ -1,0 +1,133 @@
+"""A peer at a satellite's address that misbehaves on cue (no satellite code runs).
+
+What Home Assistant must bear from a neighbour's device: the tests of the voice
+loop's limits and ``bench.memory_probes`` both talk to this one peer. It answers
+``describe`` as a stock Wyoming satellite and ``ping`` with ``pong``, keeps the
+connection that sent ``run-satellite`` (``owner``) and records the type of every
+event Home Assistant sends. ``stream`` starts a request and never ends it; with
+``bomb_on`` set to an event type, it answers that event with a header announcing
+``BOMB_LENGTH`` bytes and streams zeros after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+from wyoming.audio import AudioChunk, AudioStart
+from wyoming.event import Event, async_read_event, async_write_event
+from wyoming.info import Attribution, Describe, Info, Satellite
+from wyoming.pipeline import PipelineStage, RunPipeline
+from wyoming.satellite import RunSatellite
+
+AUDIO_FORMAT = {"rate": 16000, "width": 2, "channels": 1}
+BOMB_LENGTH = 2_000_000_000  # what a payload_length of 2e9 did to HA: issue 12 item 8
+BOMB_WINDOW_S = 5.0
+_ZEROS = bytes(1024 * 1024)
+
+
+class FakeSatellite:
+    """Listens on a free loopback port while entered."""
+
+    def __init__(self, name: str = "fake") -> None:
+        """Not listening yet, and harmless."""
+        self.name = name
+        self.port = 0
+        self.received: list[str] = []  # event types Home Assistant sent
+        self.sent_bytes = 0  # audio sent by ``stream``
+        self.owner: asyncio.StreamWriter | None = None
+        self.bomb_on: str | None = None
+        self.bombs = 0
+        self.bomb_bytes = 0  # zeros the sockets took after a bomb's header
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> FakeSatellite:
+        """Listen on a free port."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        """Stop listening and drop the owner."""
+        assert self._server is not None
+        self._server.close()
+        if self.owner is not None:
+            self.owner.transport.abort()
+        await self._server.wait_closed()
+
+    @property
+    def running(self) -> bool:
+        """Home Assistant sent ``run-satellite``."""
+        return self.owner is not None
+
+    async def _serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            while (event := await async_read_event(reader)) is not None:
+                self.received.append(event.type)
+                if event.type == self.bomb_on:
+                    await self._bomb(writer)
+                    return
+                if Describe.is_type(event.type):
+                    await async_write_event(self._info(), writer)
+                elif RunSatellite.is_type(event.type):
+                    self.owner = writer
+                elif event.type == "ping":
+                    pong = Event("pong", {"text": event.data.get("text")})
+                    await async_write_event(pong, writer)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.transport.abort()
+
+    async def _bomb(self, writer: asyncio.StreamWriter) -> None:
+        """A header announcing ``BOMB_LENGTH`` bytes, then zeros for a while."""
+        self.bombs += 1
+        header = {"type": "audio-chunk", "data": AUDIO_FORMAT}
+        writer.write(json.dumps({**header, "payload_length": BOMB_LENGTH}).encode())
+        writer.write(b"\n")
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+            async with asyncio.timeout(BOMB_WINDOW_S):
+                while True:
+                    await writer.drain()
+                    writer.write(_ZEROS)
+                    self.bomb_bytes += len(_ZEROS)
+
+    async def stream(
+        self,
+        chunk_bytes: int,
+        pause_s: float = 0.0,
+        total: float = float("inf"),
+        start_stage: PipelineStage = PipelineStage.ASR,
+    ) -> None:
+        """``run-pipeline`` from ``start_stage``, then chunks up to ``total`` bytes.
+
+        As fast as Home Assistant reads (and ``pause_s`` allows); the connection
+        stays open after the last chunk: no ``audio-stop``.
+        """
+        writer = self.owner
+        assert writer is not None
+        run = RunPipeline(start_stage=start_stage, end_stage=PipelineStage.TTS)
+        await async_write_event(run.event(), writer)
+        await async_write_event(AudioStart(**AUDIO_FORMAT).event(), writer)
+        chunk = AudioChunk(**AUDIO_FORMAT, audio=bytes(chunk_bytes)).event()
+        sent = 0
+        while sent < total:
+            sent += chunk_bytes
+            self.sent_bytes += chunk_bytes
+            await async_write_event(chunk, writer)
+            await asyncio.sleep(pause_s)
+
+    def _info(self) -> Event:
+        """A stock Wyoming satellite's ``info``."""
+        return Info(
+            satellite=Satellite(
+                name=self.name,
+                attribution=Attribution(name="devstack", url=""),
+                installed=True,
+                description="a peer at a satellite's address",
+                version="1",
+            )
+        ).event()
