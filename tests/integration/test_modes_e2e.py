@@ -40,7 +40,7 @@ async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
     dialog = await open_dialog(hass, stack, tmp_path)
 
     started = await dialog.wake_and_say("Start dictation.")
-    content = await dialog.answer("Cancel the meeting. Zero zero zero.")
+    content = await dialog.answer("Cancel the meeting and stop the music.")
     ended = await dialog.answer("End dictation.")
 
     assert (started.data["frame"], started.data["rule"]) == ("base", "start_dictation")
@@ -52,10 +52,12 @@ async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
     assert not any(u.data["sent_to_agent"] for u in dialog.utterances)
     heard = content.data["text"]
     assert words(heard)[:3] == ["cancel", "the", "meeting"]
-    assert "000" in heard or words(heard)[3:] == ["zero", "zero", "zero"]
+    # Command words ("cancel", "stop") are content here; how whisper spells the
+    # rest varies by CPU, so only the words that carry the point are checked.
+    assert "stop" in words(heard)[3:]
     notes = Path(hass.config.path("voicestack/notes.txt")).read_text("utf-8")
     stamp, frame, text = notes.rstrip("\n").split("\t")
-    # One line per note: runs of whitespace (whisper writes "meeting.  000.") are one.
+    # One line per note: runs of whitespace (whisper can write two spaces) are one.
     assert (frame, text) == ("dictation", " ".join(heard.split()))
     assert stamp[:2] == "20"
     assert dialog.hub.modes is not None
