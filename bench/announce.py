@@ -50,7 +50,7 @@ from homeassistant.core import Event
 from wyoming.event import async_read_event, async_write_event
 
 from bench.common import figure, header, median, report, verdict
-from custom_components.voicestack.announcements import EVENT_ANNOUNCEMENT
+from custom_components.voicestack.const import EVENT_ANNOUNCEMENT
 from devstack import speech
 from devstack.engines import start_engines, warm_up
 from devstack.errors import StackError
@@ -240,7 +240,9 @@ async def owned(
         "idle", after=0.0, timeout_s=CLAIM_TIMEOUT_S, what=f"{owner.label} claim"
     )
     if owner is Owner.VOICESTACK:
-        await wait_for(lambda: entry.runtime_data.connected, 10.0, "VoiceStack link up")
+        await wait_for(
+            lambda: entry.runtime_data.hub.connected, 10.0, "VoiceStack link up"
+        )
     events: list[dict[str, Any]] = []
 
     def record(event: Event) -> None:
@@ -284,9 +286,12 @@ async def voicestack_announce(
 
 async def voicestack_idle(sat: Owned, timeout_s: float) -> None:
     """Until VoiceStack has nothing queued or playing for this satellite."""
-    hub = sat.entry.runtime_data
+    runtime = sat.entry.runtime_data
     await wait_for(
-        lambda: hub.announcer.snapshot().queued == 0 and not hub.speaker.busy,
+        lambda: (
+            runtime.announcements.announcer.snapshot().queued == 0
+            and not runtime.hub.speaker.busy
+        ),
         timeout_s,
         "VoiceStack queue empty",
     )
@@ -445,7 +450,7 @@ async def burst_voicestack(
         await voicestack_idle(sat, 120.0)
         all_done_s = time.time() - started
         await asyncio.sleep(SETTLE_S)
-        snapshot = sat.entry.runtime_data.announcer.snapshot()
+        snapshot = sat.entry.runtime_data.announcements.announcer.snapshot()
         ids = {r["id"] for r in receipts}
         finished = [e for e in sat.events if e["status"] == "finished"]
         heard = {i for e in finished for i in e["ids"]} & ids

@@ -3,7 +3,7 @@
 1000 ``Announcer.announce`` calls from 50 sources, one every 2 ms (2 s), go
 through the whole HA-free pipeline of one satellite — collector (dedup, rate per
 source, bounded queue), coalescer (window, summaries), orchestrator (critical path,
-fates, events, metrics) — with default options and a no-op ``speak`` that
+fates, events, metrics) — with default options and a no-op ``say`` that
 "plays" at once. Then 5 s more pass so the last batch is said. The messages are
 seeded-random: 1 % critical, 9 % high, 60 % normal, 30 % low, any category, one in
 ten a repeat of a recent text. Each source sends 10/s, twice its rate limit.
@@ -116,7 +116,7 @@ async def drive(
         start = time.perf_counter_ns()
         call_fn(args)
         timings.append(time.perf_counter_ns() - start)
-        await asyncio.sleep(0)  # let ``speak`` tasks run, as a loop would
+        await asyncio.sleep(0)  # let ``say`` tasks run, as a loop would
     if real:
         await asyncio.sleep(TAIL_S)
     else:
@@ -146,9 +146,9 @@ class AnnouncerPass:
         self.clock = clock
         self.spoken = 0
         self.announcer = Announcer(clock)
-        self.announcer.add_satellite("bench", self.speak, self.stop)
+        self.announcer.add_satellite("bench", self.say, self.stop)
 
-    async def speak(self, _text: str, _ids: tuple[str, ...]) -> Spoken:
+    async def say(self, _text: str, _ids: tuple[str, ...]) -> Spoken:
         """Played at once."""
         self.spoken += 1
         return Spoken("played", self.clock.now())
@@ -203,7 +203,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     mode = "real clock, 2 s per pass" if args.real else "manual clock"
     report(
         f"flood: {CALLS} calls from {SOURCES} sources over {SPAN_S:.0f} s ({mode}),"
-        f" one satellite, default options, no-op speak; {args.runs} passes each"
+        f" one satellite, default options, no-op say; {args.runs} passes each"
     )
     calls = flood()
     await announcer_pass(calls, real=args.real)  # warm-up (imports, caches)

@@ -99,6 +99,7 @@ from devstack.fake_satellite import BOMB_LENGTH, BOMB_WINDOW_S, FakeSatellite
 from devstack.home import HA_VERSION, Home, Owner
 from devstack.runner import run_bench
 from devstack.satellite import RunningSatellite, read_until, satellite
+from devstack.voicestack_entry import satellite_entity
 from devstack.waiting import wait_for
 from voicestack_satellite.connections import NON_OWNER_MAX_PAYLOAD
 from voicestack_satellite.memory import release_freed_memory
@@ -487,9 +488,10 @@ def link_reader() -> tuple[str, int]:
 async def added(home: Home, peer: FakeSatellite) -> ConfigEntry:
     """A VoiceStack entry for ``peer`` through the config flow; its link running."""
     entry = await home.add_satellite(Owner.VOICESTACK, peer.port)
-    hub = entry.runtime_data
     await wait_for(lambda: peer.owner is not None, 15, "run-satellite")
-    await wait_for(lambda: hub.satellite is not None, 15, "satellite entity")
+    await wait_for(
+        lambda: satellite_entity(home.hass, entry) is not None, 15, "satellite entity"
+    )
     await asyncio.sleep(2.0)  # setup's work done
     return entry
 
@@ -512,7 +514,7 @@ async def probe_link(home: Home) -> None:
         peer.owner.transport.abort()  # the link reconnects into the bomb
         await asyncio.sleep(BOMB_WINDOW_S)
         peak, after = memory.peak(), memory.rss()
-        stats = entry.runtime_data.link.stats
+        stats = entry.runtime_data.hub.link.stats
         await home.remove(entry)
     show(
         "4. HA: payload_length 2e9 on the link, 5 s",
@@ -589,7 +591,9 @@ async def probe_request(home: Home) -> None:
     memory = Memory(os.getpid())
     async with FakeSatellite("hostile") as peer:
         entry = await added(home, peer)
-        voice = entry.runtime_data.satellite.voice
+        entity = satellite_entity(home.hass, entry)
+        assert entity is not None
+        voice = entity.voice_loop
         # The first request pays for what the pipeline sets up once (its VAD,
         # the connection to speech-to-text): not what the probe is about.
         await request(home, peer, voice, WARM_UP_BYTES)
@@ -601,7 +605,7 @@ async def probe_request(home: Home) -> None:
         peak, after = memory.peak(), memory.rss()
         audio = voice.audio
         assert audio is not None
-        connected = entry.runtime_data.connected
+        connected = entry.runtime_data.hub.connected
         await home.remove(entry)
     outcome = home.utterances[-1][1].get("outcome")
     show(

@@ -1,6 +1,6 @@
 """Frame-stack router: dispatch cost per utterance and memory per frame.
 
-Dispatch: a ``FrameRouter`` with a 6-frame stack holding 200 rules of every sync
+Dispatch: a ``FrameStack`` with a 6-frame stack holding 200 rules of every sync
 type — the base frame has 120 exact shortcut rules, 20 regular expressions, 10
 prefix phrases and a top-only agent catch-all; five frames above it carry 4 to 14
 rules each (exact sets, phrases, regexes) and all end in ``CHECK_PARENT``, the
@@ -51,7 +51,7 @@ from custom_components.voicestack.core.router import (
     CatchAllRule,
     ExactRule,
     Frame,
-    FrameRouter,
+    FrameStack,
     Hooks,
     Outcome,
     PhraseRule,
@@ -74,7 +74,7 @@ def _frame(name: str, rules: list[Rule]) -> Frame:
     return Frame(name, rules)
 
 
-def build_stack() -> tuple[FrameRouter, int]:
+def build_stack() -> tuple[FrameStack, int]:
     """The 6-frame, 200-rule stack; the rule count (checked)."""
     base = [
         *(
@@ -120,7 +120,7 @@ def build_stack() -> tuple[FrameRouter, int]:
         if catch_all:
             rules.append(CatchAllRule(f"{name}append", _done))
         frames.append(_frame(name, rules))
-    router = FrameRouter(frames[0], clock=LoopClock(), name="bench")
+    router = FrameStack(frames[0], clock=LoopClock(), name="bench")
     for frame in frames[1:]:
         router.push(frame)
     return router, sum(len(frame.plan) for frame in frames)
@@ -157,7 +157,7 @@ def anchor_step(
     return step
 
 
-async def time_dispatch(router: FrameRouter, texts: Sequence[str]) -> list[float]:
+async def time_dispatch(router: FrameStack, texts: Sequence[str]) -> list[float]:
     """µs per dispatch, one sample per call."""
     samples = []
     clock = time.perf_counter_ns
@@ -184,7 +184,7 @@ def p99(samples: Sequence[float]) -> float:
     return statistics.quantiles(samples, n=100)[98]
 
 
-async def verify(router: FrameRouter) -> None:
+async def verify(router: FrameStack) -> None:
     """Every utterance is taken where the bench says (the figures mean something)."""
     for text, expected in UTTERANCES:
         decision = await router.dispatch(text)
@@ -198,8 +198,8 @@ async def builtin_samples(calls: int) -> tuple[list[float], list[float]]:
     )
     await router.dispatch("always listen")
     await router.dispatch("okay nabu")
-    appended = await time_dispatch(router.router, ["turn on the kitchen light"] * calls)
-    mode = await time_dispatch(router.router, ["what mode"] * calls)
+    appended = await time_dispatch(router.frames, ["turn on the kitchen light"] * calls)
+    mode = await time_dispatch(router.frames, ["what mode"] * calls)
     await router.close()
     return appended, mode
 

@@ -161,7 +161,7 @@ def _fill_from_pipeline(run: VoiceRun, runs: list[list[PipelineEvent]]) -> None:
 
 def _fill_from_voicestack(run: VoiceRun, home: Home, entry: ConfigEntry) -> None:
     """Answer and its length from VoiceStack's Speaker; the utterance event."""
-    playback = entry.runtime_data.speaker.last
+    playback = entry.runtime_data.hub.speaker.last
     if playback is not None:
         run.answer = " ".join(s.text for s in playback.sentences)
         run.sentences = len(playback.sentences)

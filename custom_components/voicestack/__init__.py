@@ -8,20 +8,17 @@ from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.typing import ConfigType
 
-from .announcements import (
-    announce_options,
-    async_add_satellite,
-    async_remove_satellite,
-    async_setup_announcements,
-)
+from .announcements import async_add_satellite, async_setup_announcements
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
 from .deferred_queue import DeferredQueueStore
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .hub import SatelliteHub
 from .migration import async_migrate, async_remove_issues
 from .mode_actions import async_setup_mode_actions
 from .modes import VoiceModes
+from .runtime import SatelliteRuntime, VoiceStackConfigEntry
+from .speech_output import SpeechOutput
 
 MANUFACTURER = "VoiceStack"
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -58,13 +55,16 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
         raise _not_a_satellite(host, port)
     hub = SatelliteHub(hass, entry, identity)
     _register_device(hass, entry, hub.satellite_id, identity)
-    entry.runtime_data = hub
     queue = DeferredQueueStore(hass, entry.entry_id, hub.notify)
     await queue.async_load()
-    hub.modes = VoiceModes(hass, hub, queue)
-    hub.router = hub.modes.router
-    entry.async_on_unload(hub.modes.close)
-    async_add_satellite(hass, entry, hub)
+    speech = SpeechOutput(hass, hub)
+    modes = VoiceModes(hass, hub, queue)
+    entry.async_on_unload(modes.close)
+    announcements = async_add_satellite(hass, hub, speech)
+    entry.async_on_unload(announcements.remove)
+    entry.runtime_data = SatelliteRuntime(
+        hub=hub, speech=speech, modes=modes, announcements=announcements
+    )
     hub.start()
     entry.async_on_unload(hub.stop)
     entry.async_on_unload(hub.remove_issues)
@@ -78,10 +78,9 @@ async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) ->
 
     (Reloading rebuilds the router: frames open now close without submitting.)
     """
-    hub = entry.runtime_data
-    if (announcer := hub.announcer) is not None:
-        announcer.set_options(announce_options(entry.options))
-    if hub.modes is not None and hub.modes.options_changed(entry.options):
+    runtime = entry.runtime_data
+    runtime.announcements.set_options(entry.options)
+    if runtime.modes.options_changed(entry.options):
         hass.config_entries.async_schedule_reload(entry.entry_id)
 
 
@@ -97,7 +96,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) 
     The entities go first otherwise, and with the satellite entity the voice
     that says the queue. The link stops through ``async_on_unload``.
     """
-    await async_remove_satellite(hass, entry.runtime_data)
+    await entry.runtime_data.announcements.remove()
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
 
 

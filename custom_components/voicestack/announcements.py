@@ -1,17 +1,15 @@
 """``voicestack.announce``: Home Assistant's side of the announcer.
 
 One ``Announcer`` serves every satellite (its core is HA-free, see
-``core/announce``). Each loaded entry adds its satellite, speaking through that
-satellite's Speaker with sentence streaming, so announcements and voice responses
-share one lock and never overlap. Status reports become ``voicestack_announcement``
+``core/announce``). Each loaded entry adds its satellite
+(``satellite_announcements.py``), which says its announcements through that
+satellite's ``SpeechOutput``, so announcements and voice responses share one
+Speaker and never overlap. Status reports become ``voicestack_announcement``
 events; metrics go to sensors, diagnostics and ``GET /api/voicestack/metrics``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
-from functools import partial
 from http import HTTPStatus
 import logging
 from typing import Any
@@ -44,30 +42,17 @@ from homeassistant.helpers import (
 from homeassistant.util.hass_dict import HassKey
 import voluptuous as vol
 
-from .const import DOMAIN
-from .core.announce import (
-    AnnounceError,
-    AnnouncementEvent,
-    AnnounceOptions,
-    Announcer,
-    InterruptReason,
-    Priority,
-    ReceiptStatus,
-    Status,
-)
+from .const import DOMAIN, EVENT_ANNOUNCEMENT
+from .core.announce import AnnounceError, AnnouncementEvent, Announcer, Priority
 from .core.clock import LoopClock
-from .core.wav import Pcm
-from .hub import (
-    SatelliteHub,
-    VoiceStackConfigEntry,
-    hub_for_entity,
-    hubs_for_entities,
-)
+from .hub import SatelliteHub
+from .runtime import SatelliteRuntime, runtime_for_entity, runtimes_for_entities
+from .satellite_announcements import SatelliteAnnouncements
+from .speech_output import SpeechOutput
 
 _LOGGER = logging.getLogger(__name__)
 
 DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
-EVENT_ANNOUNCEMENT = "voicestack_announcement"
 SERVICE_ANNOUNCE = "announce"
 METRICS_URL = "/api/voicestack/metrics"
 
@@ -118,44 +103,11 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, on_stop)
 
 
-_ANNOUNCE_KEYS = frozenset(AnnounceOptions().to_dict())
-
-
-def announce_options(options: Mapping[str, Any]) -> AnnounceOptions:
-    """The announcer's part of an entry's options (the rest is the router's, voice)."""
-    return AnnounceOptions.from_dict(
-        {key: value for key, value in options.items() if key in _ANNOUNCE_KEYS}
-    )
-
-
 def async_add_satellite(
-    hass: HomeAssistant, entry: VoiceStackConfigEntry, hub: SatelliteHub
-) -> None:
-    """Announce on this entry's satellite until the entry unloads."""
-    announcer = hass.data[DATA_ANNOUNCER]
-    satellite = announcer.add_satellite(
-        hub.satellite_id,
-        hub.speak_text,
-        hub.speaker.stop,
-        online=hub.connected,
-        options=announce_options(entry.options),
-        # Late-bound: the satellite entity sets ``hub.prefetch`` when it is added.
-        prefetch=lambda text: hub.prefetch(text),  # noqa: PLW0108
-    )
-    hub.announcer = satellite
-    entry.async_on_unload(partial(async_remove_satellite, hass, hub))
-
-
-async def async_remove_satellite(hass: HomeAssistant, hub: SatelliteHub) -> None:
-    """Say what is queued (bounded by the shutdown flush), then stop announcing.
-
-    The entry's unload calls this before its platforms go: the satellite entity
-    speaks the queue, so an unload or reload loses nothing it had time to say.
-    """
-    if hub.announcer is None:
-        return
-    hub.announcer = None
-    await hass.data[DATA_ANNOUNCER].remove_satellite(hub.satellite_id)
+    hass: HomeAssistant, hub: SatelliteHub, speech: SpeechOutput
+) -> SatelliteAnnouncements:
+    """Announce on ``hub``'s satellite until its ``remove``."""
+    return SatelliteAnnouncements(hass, hass.data[DATA_ANNOUNCER], hub, speech)
 
 
 _TARGET_KEYS = (
@@ -190,18 +142,18 @@ async def _target_satellites(
             er.async_get(hass), entity_ids if isinstance(entity_ids, list) else []
         ),
     ]
-    hubs = hubs_for_entities(hass, named)
+    runtimes = runtimes_for_entities(hass, named)
     referenced = await service.async_extract_entity_ids(call)
-    hubs += [
-        hub
+    runtimes += [
+        runtime
         for entity_id in sorted(referenced - set(named))
-        if (hub := hub_for_entity(hass, entity_id)) is not None
+        if (runtime := runtime_for_entity(hass, entity_id)) is not None
     ]
-    if not hubs:
+    if not runtimes:
         raise ServiceValidationError(
             translation_domain=DOMAIN, translation_key="announce_no_satellite"
         )
-    return list(dict.fromkeys(hub.satellite_id for hub in hubs))
+    return list(dict.fromkeys(runtime.hub.satellite_id for runtime in runtimes))
 
 
 def _announce(
@@ -214,12 +166,10 @@ def _announce(
     # The first message of a possible burst is usually said alone: start its
     # synthesis while the merge window waits (a burst wastes one synthesis).
     idle = [
-        hub
-        for hub in _hubs(hass)
-        if hub.announcer is not None
-        and hub.announcer.queue_depth == 0
-        and hub.announcer.idle
-        and (targets is None or hub.satellite_id in targets)
+        runtime.announcements
+        for runtime in _runtimes(hass)
+        if runtime.announcements.idle
+        and (targets is None or runtime.hub.satellite_id in targets)
     ]
     try:
         receipts = announcer.announce(
@@ -244,59 +194,10 @@ def _announce(
                 receipt.id,
                 announcer.options.max_message_length,
             )
-    for hub in idle:
-        hub.prefetch(data["message"])
+    for announcements in idle:
+        announcements.prefetch(data["message"])
     _notify_all(hass)
     return {"announcements": [receipt.as_dict() for receipt in receipts]}
-
-
-async def async_announce_and_wait(
-    hass: HomeAssistant,
-    hub: SatelliteHub,
-    message: str,
-    *,
-    source: str,
-    preamble: Pcm | None = None,
-) -> str:
-    """Queue ``message`` like any announcement; return its fate once settled.
-
-    Home Assistant's ``assist_satellite.announce`` returns once the message has
-    been played. Here it waits its turn in the announcer (merged, prioritized,
-    counted) and returns when its message was finished, dropped or cut short
-    for good (a lost satellite says it again after reconnecting, and a failed
-    high or critical message is tried again, so neither is the end).
-    ``preamble`` (the preannounce chime) is played first, in the same turn of
-    the Speaker.
-    """
-    settled: asyncio.Future[str] = hass.loop.create_future()
-    ids: set[str] = set()
-
-    @callback
-    def on_event(event: Event) -> None:
-        status, reason = event.data["status"], event.data.get("reason")
-        if settled.done() or not ids.intersection(event.data["ids"]):
-            return
-        if status in (Status.FINISHED, Status.DROPPED) or (
-            status == Status.INTERRUPTED
-            and reason not in (InterruptReason.LOST, InterruptReason.FAILED)
-        ):
-            settled.set_result(status)
-
-    unsubscribe = hass.bus.async_listen(EVENT_ANNOUNCEMENT, on_event)
-    try:
-        receipts = hass.data[DATA_ANNOUNCER].announce(
-            message, source=source, targets=[hub.satellite_id]
-        )
-        ids.update(receipt.id for receipt in receipts)
-        if any(r.status is not ReceiptStatus.QUEUED for r in receipts):
-            return str(receipts[0].status)
-        if preamble is not None:
-            hub.preambles.update(dict.fromkeys(ids, preamble))
-        return await settled
-    finally:
-        unsubscribe()
-        for item_id in ids:
-            hub.preambles.pop(item_id, None)
 
 
 def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
@@ -316,22 +217,25 @@ def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
 def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     data = event.as_dict()
     if (hub := _hub(hass, event.satellite)) is not None:
-        data["entity_id"] = hub.entity_id("assist_satellite", "assist_satellite")
+        data["entity_id"] = hub.satellite_entity_id()
         hub.notify()
     hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
 
 
-def _hubs(hass: HomeAssistant) -> list[SatelliteHub]:
+def _runtimes(hass: HomeAssistant) -> list[SatelliteRuntime]:
     return [e.runtime_data for e in hass.config_entries.async_loaded_entries(DOMAIN)]
 
 
 def _hub(hass: HomeAssistant, key: str) -> SatelliteHub | None:
-    return next((hub for hub in _hubs(hass) if hub.satellite_id == key), None)
+    return next(
+        (r.hub for r in _runtimes(hass) if r.hub.satellite_id == key),
+        None,
+    )
 
 
 def _notify_all(hass: HomeAssistant) -> None:
-    for hub in _hubs(hass):
-        hub.notify()
+    for runtime in _runtimes(hass):
+        runtime.hub.notify()
 
 
 class MetricsView(HomeAssistantView):

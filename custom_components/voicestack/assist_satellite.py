@@ -8,19 +8,15 @@ follow-up questions listen without a wake word.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 import logging
 from typing import Any
 
 from homeassistant.components import intent, media_source, tts
 from homeassistant.components.assist_pipeline import (
-    OPTION_PREFERRED,
-    Pipeline,
     PipelineEvent,
     PipelineEventType,
-    async_get_pipeline,
-    async_get_pipelines,
-    vad,
+    PipelineStage,
 )
 from homeassistant.components.assist_satellite import (
     AssistSatelliteAnnouncement,
@@ -43,17 +39,16 @@ from wyoming.pipeline import RunPipeline
 from wyoming.wake import Detect
 
 from . import compat
-from .announcements import async_announce_and_wait
-from .const import DOMAIN, FOLLOW_UP_TIMEOUT_S
+from .const import DOMAIN
 from .core.protocol import LISTEN, NO_SPEECH, listen_event
-from .core.speaker import Playback
+from .core.turn import FOLLOW_UP_TIMEOUT_S
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
-from .hub import DEFAULT_END_OF_SPEECH_S, SatelliteHub, VoiceStackConfigEntry
 from .media_audio import async_decode_media
-from .speech_output import TTS_OPTIONS, read_stream
+from .runtime import SatelliteRuntime, VoiceStackConfigEntry
+from .speech_output import TTS_OPTIONS, Speaking, after_preamble, read_stream
 from .timers import timer_event
-from .voice_loop import VoiceLoop, after_preamble
+from .voice_loop import VoiceLoop
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -79,27 +74,30 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         | AssistSatelliteEntityFeature.START_CONVERSATION
     )
 
-    def __init__(self, hass: HomeAssistant, hub: SatelliteHub) -> None:
+    def __init__(self, hass: HomeAssistant, runtime: SatelliteRuntime) -> None:
         """The voice loop starts with the first ``run-pipeline``."""
-        super().__init__(hub)
-        self.voice = VoiceLoop(hass, hub, self)
+        super().__init__(runtime.hub)
+        self.runtime = runtime
+        self.voice_loop = VoiceLoop(
+            hass, runtime.hub, runtime.modes, runtime.speech, self
+        )
         # ``ask_question`` waits for the next transcript: it is an answer for the
         # caller, not a command for the router and agent.
         self.question_pending = False
         # What ``start_conversation`` told the agent; the next agent call takes it.
         self._start_prompt: str | None = None
-        self._request_context = Context()
 
     async def async_added_to_hass(self) -> None:
-        """Receive the satellite's events."""
+        """Receive the satellite's events, its connection, what is being said."""
         await super().async_added_to_hass()
-        self.hub.satellite = self
-        self.hub.on_satellite_event = self._on_satellite_event
-        self.hub.on_link_lost = self._on_link_lost
-        self.hub.say = self._say
-        self.hub.prefetch = self.voice.prefetch
-        self.hub.end_of_speech_s = self.end_of_speech_s
-        self.hub.send_hello()
+        runtime = self.runtime
+        self.async_on_remove(runtime.hub.async_subscribe_events(self._on_event))
+        self.async_on_remove(
+            runtime.hub.async_subscribe_connection(self._on_connection)
+        )
+        self.async_on_remove(runtime.speech.async_subscribe(self._on_speaking))
+        self.async_on_remove(runtime.modes.async_subscribe_routes(self.voice_loop.act))
+        self.async_on_remove(self.voice_loop.cancel)
         if self.device_id is not None:
             # "Set a timer for 2 minutes": HA's timer intents need a device that
             # handles timers; the satellite shows, rings and cancels them.
@@ -109,34 +107,33 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
                 )
             )
 
-    async def async_will_remove_from_hass(self) -> None:
-        """Stop any request; the hub outlives the entity during unload."""
-        self.hub.satellite = None
-        self.hub.on_satellite_event = lambda _event: None
-        self.hub.on_link_lost = lambda: None
-        self.hub.say = None
-        self.hub.prefetch = lambda _text: None
-        self.hub.end_of_speech_s = lambda: DEFAULT_END_OF_SPEECH_S
-        self.voice.cancel()
-        await super().async_will_remove_from_hass()
-
     # -- satellite events -------------------------------------------------------
 
     @callback
-    def _on_satellite_event(self, event: Event) -> None:
+    def _on_event(self, event: Event) -> None:
         if RunPipeline.is_type(event.type):
-            self.voice.on_run_pipeline(RunPipeline.from_event(event))
+            self.voice_loop.on_run_pipeline(RunPipeline.from_event(event))
         elif AudioChunk.is_type(event.type):
-            self.voice.on_audio(AudioChunk.from_event(event).audio)
+            self.voice_loop.on_audio(AudioChunk.from_event(event).audio)
         elif AudioStop.is_type(event.type):
-            self.voice.on_audio_stop()
+            self.voice_loop.on_audio_stop()
         elif event.type == NO_SPEECH:
-            self.voice.on_no_speech()
+            self.voice_loop.on_no_speech()
 
     @callback
-    def _on_link_lost(self) -> None:
-        self.voice.cancel()
-        self.set_state(AssistSatelliteState.IDLE)
+    def _on_connection(self, connected: bool) -> None:
+        """A lost satellite takes its request with it."""
+        if not connected:
+            self.voice_loop.cancel()
+            self.set_state(AssistSatelliteState.IDLE)
+
+    @callback
+    def _on_speaking(self, news: Speaking) -> None:
+        """Responding while text is said; the request ends with it."""
+        if news is Speaking.STARTED:
+            self.set_state(AssistSatelliteState.RESPONDING)
+        else:
+            self.tts_response_finished()
 
     @callback
     def on_pipeline_event(self, event: PipelineEvent) -> None:
@@ -145,7 +142,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             # The run ends after STT, but the request goes on: keep the state
             # until the response has been played.
             compat.expect_response_after_run(self)
-        self.voice.on_pipeline_event(event)
+        self.voice_loop.on_pipeline_event(event)
 
     @callback
     def _on_timer(
@@ -155,52 +152,39 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         if self.hub.connected:
             self.hub.send_soon(timer_event(event_type, timer))
 
-    # -- what the voice loop needs ------------------------------------------------
-
-    def pipeline(self) -> Pipeline:
-        """The pipeline selected for this satellite (or the preferred one)."""
-        chosen = None
-        if (
-            (entity_id := self.pipeline_entity_id)
-            and (state := self.hass.states.get(entity_id))
-            and state.state != OPTION_PREFERRED
-        ):
-            chosen = next(
-                (p.id for p in async_get_pipelines(self.hass) if p.name == state.state),
-                None,
-            )
-        return async_get_pipeline(self.hass, chosen)
-
-    def end_of_speech_s(self) -> float:
-        """Seconds of quiet that end a request (the VAD sensitivity select)."""
-        if (entity_id := self.vad_sensitivity_entity_id) is None or (
-            state := self.hass.states.get(entity_id)
-        ) is None:
-            return DEFAULT_END_OF_SPEECH_S
-        return vad.VadSensitivity.to_seconds(vad.VadSensitivity(state.state))
+    # -- what the voice loop needs (``SatellitePort``) ---------------------------
 
     @property
     def conversation_id(self) -> str | None:
         """The conversation follow-ups continue."""
         return compat.conversation_id(self)
 
-    @conversation_id.setter
-    def conversation_id(self, value: str | None) -> None:
-        compat.set_conversation_id(self, value)
+    def continue_conversation(self, conversation_id: str | None) -> None:
+        """Follow-ups continue ``conversation_id`` (None: a new one)."""
+        compat.set_conversation_id(self, conversation_id)
 
     def take_start_prompt(self) -> str | None:
         """What ``start_conversation`` asked the agent to know (once)."""
         prompt, self._start_prompt = self._start_prompt, None
         return prompt
 
-    def new_request_context(self) -> Context:
-        """A fresh context for a request that starts now."""
-        self._request_context = Context()
-        return self._request_context
-
-    def request_context(self) -> Context:
-        """The context of the current (or last) request."""
-        return self._request_context
+    async def run_stt(
+        self,
+        audio: AsyncIterable[bytes],
+        *,
+        start_stage: PipelineStage,
+        wake_word_phrase: str | None,
+        context: Context,
+    ) -> None:
+        """Run Home Assistant's pipeline from ``start_stage`` through STT."""
+        await compat.accept_pipeline_from_satellite(
+            self,
+            audio,
+            start_stage=start_stage,
+            end_stage=PipelineStage.STT,
+            wake_word_phrase=wake_word_phrase,
+            context=context,
+        )
 
     @property
     def device_id(self) -> str | None:
@@ -264,10 +248,6 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         if satellite is not None:
             satellite.active_wake_words = list(config.active_wake_words)
 
-    async def _say(self, text: str, preamble: Pcm | None = None) -> Playback:
-        """An announcement: sentence-streamed through the Speaker."""
-        return await self.voice.say(self.pipeline(), text, preamble)
-
     async def async_internal_announce(
         self,
         message: str | None = None,
@@ -281,7 +261,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         The preannounce sound plays first, in the same turn. Media goes through
         HA's base class to ``async_announce`` and waits its turn at the Speaker.
         """
-        if message and not media_id and self.hub.announcer is not None:
+        if message and not media_id:
             preamble = (
                 await async_decode_media(
                     self.hass, await self._media_url(preannounce_media_id)
@@ -289,12 +269,8 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
                 if preannounce and preannounce_media_id
                 else None
             )
-            await async_announce_and_wait(
-                self.hass,
-                self.hub,
-                message,
-                source=f"{self.entity_id} announce",
-                preamble=preamble,
+            await self.runtime.announcements.announce_and_wait(
+                message, source=f"{self.entity_id} announce", preamble=preamble
             )
             return
         await super().async_internal_announce(
@@ -389,7 +365,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         async def parts() -> AsyncIterator[tuple[str, Pcm]]:
             yield announcement.message, pcm
 
-        await self.hub.speaker.speak(
+        await self.hub.speaker.play(
             parts() if preamble is None else after_preamble(preamble, parts())
         )
 

@@ -12,7 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .entity import VoiceStackEntity
-from .hub import VoiceStackConfigEntry
+from .runtime import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -23,7 +23,7 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     """One of each per satellite."""
-    hub = entry.runtime_data
+    hub = entry.runtime_data.hub
     async_add_entities([SatelliteConnected(hub), AssistInProgress(hub)])
 
 

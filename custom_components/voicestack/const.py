@@ -17,10 +17,7 @@ PLATFORMS: Final = [
 ]
 # Fired for every transcript, with the routing decision.
 EVENT_UTTERANCE: Final = "voicestack_utterance"
-# A follow-up question opens the mic for this long without a wake word.
-FOLLOW_UP_TIMEOUT_S: Final = 8.0
-# While a voice mode waits for more speech (dictation, a yes or no), the mic
-# opens without a wake word for this long after each reply.
-MODE_LISTEN_TIMEOUT_S: Final = 15.0
+# Fired for every change of an announcement's fate (queued, started, finished…).
+EVENT_ANNOUNCEMENT: Final = "voicestack_announcement"
 # Fired for every dictation delivered to the ``event`` destination.
 EVENT_DICTATION: Final = "voicestack_dictation"

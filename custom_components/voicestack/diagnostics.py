@@ -19,7 +19,7 @@ from homeassistant.components.diagnostics import REDACTED, async_redact_data
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 
 TO_REDACT = {CONF_HOST, "id", "satellite_id", "text"}
 
@@ -28,7 +28,8 @@ async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: VoiceStackConfigEntry
 ) -> dict[str, Any]:
     """Entry data (redacted), identity, link statistics, Speaker state."""
-    hub = entry.runtime_data
+    runtime = entry.runtime_data
+    hub = runtime.hub
     playback = hub.speaker.last
     diagnostics = {
         "entry": dict(entry.data),
@@ -48,8 +49,8 @@ async def async_get_config_entry_diagnostics(
             "busy": hub.speaker.busy,
             "last_playback": asdict(playback) if playback else None,
         },
-        "announcements": hub.announcer.snapshot().as_dict() if hub.announcer else None,
-        "modes": _modes(hub),
+        "announcements": runtime.announcements.announcer.snapshot().as_dict(),
+        "modes": _modes(runtime),
     }
     return async_redact_data(diagnostics, TO_REDACT)
 
@@ -63,19 +64,18 @@ def _without_address(error: str | None, entry: VoiceStackConfigEntry) -> str | N
     return error
 
 
-def _modes(hub: SatelliteHub) -> dict[str, Any] | None:
+def _modes(runtime: SatelliteRuntime) -> dict[str, Any]:
     """The router's state and its last decision (what was said is redacted)."""
-    if hub.modes is None:
-        return None
-    state = hub.modes.router.state()
-    last = hub.modes.router.router.last
+    modes = runtime.modes
+    state = modes.router.state()
+    last = modes.router.frames.last
     return {
         "mode": state.mode,
         "listen_mode": str(state.listen_mode),
         "stack": list(state.stack),
         "gathered_chars": state.gathered_chars,
-        "deferred_queue": len(hub.modes.queue),
-        "voice": hub.voice,
+        "deferred_queue": len(modes.queue),
+        "voice": runtime.hub.tts_voice,
         "last_decision": None
         if last is None
         else {

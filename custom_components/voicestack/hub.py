@@ -1,21 +1,38 @@
-"""Everything one satellite entry holds while loaded (``entry.runtime_data``).
+"""One satellite's link, Speaker and shared state, with subscriptions to them.
 
-The hub owns the link and the Speaker, listens to the link, and fans changes out
-to the entities: connectivity, assist-in-progress, mute. Satellite events go to
-the assist satellite entity, which runs the voice loop.
+The hub owns the connection (``SatelliteLink``) and the Speaker, listens to the
+link, and tells whoever subscribed: ``async_subscribe_events`` for the
+satellite's events, ``async_subscribe_connection`` for connects and losses,
+``async_add_listener`` for any change an entity shows (connectivity,
+assist-in-progress, mute, counters). Each returns its own unsubscribe function;
+entities hand it to ``async_on_remove``, the way ESPHome's entry data does it.
+The hub knows none of its subscribers: the voice modes, the announcer and the
+assist satellite entity are built on it, not into it.
+
+It also answers what the satellite's settings entities chose (pipeline, VAD
+sensitivity), so code that needs them does not need the entities.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable
 import logging
-from typing import TYPE_CHECKING
 
+from homeassistant.components.assist_pipeline import (
+    OPTION_PREFERRED,
+    Pipeline,
+    async_get_pipeline,
+    async_get_pipelines,
+    vad,
+)
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import CONF_HOST, CONF_PORT
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
-from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import entity_registry as er, issue_registry as ir
+from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_registry as er,
+    issue_registry as ir,
+)
 from wyoming.event import Event
 from wyoming.satellite import PauseSatellite, RunSatellite
 from wyoming.snd import Played
@@ -24,15 +41,8 @@ from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
 from .core.protocol import HELLO, PROTOCOL_VERSION, hello_event, parse_played
-from .core.router import ListenMode
-from .core.routing import Router, pass_through
-from .core.speaker import Playback, Speaker
-from .core.wav import Pcm
-
-if TYPE_CHECKING:
-    from .assist_satellite import VoiceStackSatellite
-    from .core.announce import SatelliteAnnouncer
-    from .modes import VoiceModes
+from .core.speaker import Speaker
+from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -42,46 +52,41 @@ MIN_END_OF_SPEECH_S = 0.3  # shorter splits a request at a pause between words
 ISSUE_BUSY = "satellite_busy"  # repair issue: another connection runs it
 ISSUE_PROTOCOL = "protocol_mismatch"  # repair issue: other extension protocol
 
-type VoiceStackConfigEntry = ConfigEntry[SatelliteHub]
+type EventListener = Callable[[Event], None]
+type ConnectionListener = Callable[[bool], None]
+
+
+def satellite_id_of(entry: ConfigEntry) -> str:
+    """The id a satellite's entities and device are keyed on (its MAC, usually)."""
+    return entry.unique_id or entry.entry_id
 
 
 class SatelliteHub:
     """The link, the Speaker and the shared state of one satellite."""
 
     def __init__(
-        self, hass: HomeAssistant, entry: VoiceStackConfigEntry, identity: Identity
+        self, hass: HomeAssistant, entry: ConfigEntry, identity: Identity
     ) -> None:
         """Nothing connects until ``start``."""
         self.hass = hass
         self.entry = entry
         self.identity = identity
-        self.satellite_id = entry.unique_id or entry.entry_id
+        self.satellite_id = satellite_id_of(entry)
         host, port = entry.data[CONF_HOST], entry.data[CONF_PORT]
         self.link = SatelliteLink(host, port, self, name=entry.title)
         self.speaker = Speaker(self.link.send, self.link.supports)
-        self.router: Router = pass_through
-        self.modes: VoiceModes | None = None  # the voice modes (router) when set up
-        # The assist satellite entity while it is added (pipeline, voice loop).
-        self.satellite: VoiceStackSatellite | None = None
         # The TTS voice picked on this satellite (None: the pipeline's).
-        self.voice: str | None = entry.options.get(CONF_VOICE)
+        self.tts_voice: str | None = entry.options.get(CONF_VOICE)
         self.muted = False
         self.assist_in_progress = False
         # Requests whose speech-to-text found no words (a sensor counts them).
         self.empty_transcripts = 0
-        self.on_satellite_event: Callable[[Event], None] = lambda _event: None
-        self.on_link_lost: Callable[[], None] = lambda: None
-        # Says text on the satellite, after an optional sound (set by its entity,
-        # which knows the pipeline).
-        self.say: Callable[[str, Pcm | None], Awaitable[Playback]] | None = None
-        # Sounds to play before announcements, by announcement id (preannounce).
-        self.preambles: dict[str, Pcm] = {}
-        self.announcer: SatelliteAnnouncer | None = None
-        # Starts synthesizing text that will probably be said soon.
-        self.prefetch: Callable[[str], None] = lambda _text: None
-        # Seconds of quiet that end a request (the VAD sensitivity select).
-        self.end_of_speech_s: Callable[[], float] = lambda: DEFAULT_END_OF_SPEECH_S
-        self._listeners: list[CALLBACK_TYPE] = []
+        # The context of the current (or last) request: service calls made for
+        # it (a to-do item, a script) carry it, so automations see the cause.
+        self.request_context = Context()
+        self._listeners = Subscribers[CALLBACK_TYPE]()
+        self._event_listeners = Subscribers[EventListener]()
+        self._connection_listeners = Subscribers[ConnectionListener]()
 
     @property
     def connected(self) -> bool:
@@ -108,22 +113,13 @@ class SatelliteHub:
         self.send_hello()
         if self.muted:
             self.send_soon(PauseSatellite().event())
-        if self.announcer is not None:
-            self.announcer.set_online(True)
-        if self.always_listening and self.modes is not None:
-            self.entry.async_create_background_task(
-                self.hass, self.modes.apply_listen_mode(), "voicestack listen mode"
-            )
-        self.notify()
+        self._connection_changed(True)
 
     def link_lost(self, reason: str) -> None:
         """Playback and any request in flight are gone with the connection."""
         _LOGGER.debug("%s: link lost (%s)", self.entry.title, reason)
         self.speaker.lost()
-        if self.announcer is not None:
-            self.announcer.set_online(False)
-        self.on_link_lost()
-        self.notify()
+        self._connection_changed(False)
 
     def link_refused(self, reason: str) -> None:
         """Another connection runs the satellite: a repair issue says what to do."""
@@ -178,34 +174,72 @@ class SatelliteHub:
                 _LOGGER.warning("%s: ignoring %s", self.entry.title, err)
             else:
                 self.speaker.played(report.stream, report.state)
-        self.on_satellite_event(event)
+        for listener in self._event_listeners:
+            listener(event)
+
+    def _connection_changed(self, connected: bool) -> None:
+        for listener in self._connection_listeners:
+            listener(connected)
+        self.notify()
+
+    # -- subscriptions ------------------------------------------------------------
+
+    @callback
+    def async_subscribe_events(self, listener: EventListener) -> CALLBACK_TYPE:
+        """Call ``listener`` with every event the satellite sends; the remover.
+
+        ``played`` has reached the Speaker before listeners hear it.
+        """
+        return self._event_listeners.add(listener)
+
+    @callback
+    def async_subscribe_connection(self, listener: ConnectionListener) -> CALLBACK_TYPE:
+        """Call ``listener(True)`` on every connect and ``(False)`` on every loss."""
+        return self._connection_listeners.add(listener)
+
+    @callback
+    def async_add_listener(self, listener: CALLBACK_TYPE) -> CALLBACK_TYPE:
+        """Call ``listener`` on any change an entity shows; the remover."""
+        return self._listeners.add(listener)
 
     # -- shared state -------------------------------------------------------------
 
-    @property
-    def always_listening(self) -> bool:
-        """The satellite streams every speech segment (the router's listen mode)."""
-        return self.modes is not None and self.modes.router.listen_mode is (
-            ListenMode.ALWAYS_LISTENING
-        )
-
-    def set_voice(self, voice_id: str | None) -> None:
+    def set_tts_voice(self, voice_id: str | None) -> None:
         """Speak in ``voice_id`` from now on; kept in the entry's options."""
-        self.voice = voice_id
+        self.tts_voice = voice_id
         self.hass.config_entries.async_update_entry(
             self.entry, options={**self.entry.options, CONF_VOICE: voice_id}
         )
 
-    async def speak_text(self, text: str, ids: tuple[str, ...] = ()) -> Playback:
-        """Say ``text`` (announcements ``ids``) through the Speaker.
+    def new_request_context(self) -> Context:
+        """A request starts now: a fresh context for it."""
+        self.request_context = Context()
+        return self.request_context
 
-        If one of the merged announcements asked for a preannounce sound, it is
-        played first, once.
+    def pipeline(self) -> Pipeline:
+        """The pipeline chosen on the satellite's select (or the preferred one)."""
+        chosen = None
+        if (
+            (entity_id := self.entity_id("select", "pipeline"))
+            and (state := self.hass.states.get(entity_id))
+            and state.state != OPTION_PREFERRED
+        ):
+            chosen = next(
+                (p.id for p in async_get_pipelines(self.hass) if p.name == state.state),
+                None,
+            )
+        return async_get_pipeline(self.hass, chosen)
+
+    def end_of_speech_s(self) -> float:
+        """Seconds of quiet that end a request (the VAD sensitivity select).
+
+        Raises ``ValueError`` while the select holds no valid state yet.
         """
-        if self.say is None:
-            raise RuntimeError(f"{self.entry.title}: satellite entity not ready")
-        preamble = next((self.preambles[i] for i in ids if i in self.preambles), None)
-        return await self.say(text, preamble)
+        if (entity_id := self.entity_id("select", "vad_sensitivity")) is None or (
+            state := self.hass.states.get(entity_id)
+        ) is None:
+            return DEFAULT_END_OF_SPEECH_S
+        return vad.VadSensitivity.to_seconds(vad.VadSensitivity(state.state))
 
     async def async_set_muted(self, muted: bool) -> None:
         """Mute: the satellite stops listening (``pause-satellite``) until unmuted."""
@@ -222,24 +256,22 @@ class SatelliteHub:
             self.assist_in_progress = active
             self.notify()
 
-    @callback
-    def async_add_listener(self, listener: CALLBACK_TYPE) -> CALLBACK_TYPE:
-        """Call ``listener`` on any change; returns the remover."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def send_hello(self) -> None:
+    def send_hello(self, end_of_speech_s: float | None = None) -> None:
         """Ask a voicestack-satellite for its extension events.
 
-        It is also asked to end requests itself once the room is quiet again,
-        much sooner than a VAD model notices (see the satellite's endpoint.py).
+        It is also asked to end requests itself once the room is quiet for
+        ``end_of_speech_s`` (default: what the VAD select holds), much sooner
+        than a VAD model notices (see the satellite's endpoint.py).
         """
-        if self.link.connected and self.link.supports(HELLO):
+        if not (self.link.connected and self.link.supports(HELLO)):
+            return
+        if end_of_speech_s is None:
             try:
-                silence = max(MIN_END_OF_SPEECH_S, self.end_of_speech_s())
+                end_of_speech_s = self.end_of_speech_s()
             except ValueError:  # the select has no valid state yet
-                silence = DEFAULT_END_OF_SPEECH_S
-            self.send_soon(hello_event(end_of_speech_s=silence))
+                end_of_speech_s = DEFAULT_END_OF_SPEECH_S
+        silence = max(MIN_END_OF_SPEECH_S, end_of_speech_s)
+        self.send_soon(hello_event(end_of_speech_s=silence))
 
     def send_soon(self, event: Event) -> None:
         """Send ``event`` to the satellite in the background (fire and forget)."""
@@ -249,7 +281,7 @@ class SatelliteHub:
 
     def notify(self) -> None:
         """Tell the entities something changed."""
-        for listener in list(self._listeners):
+        for listener in self._listeners:
             listener()
 
     def entity_id(self, platform: str, key: str) -> str | None:
@@ -258,9 +290,20 @@ class SatelliteHub:
             platform, DOMAIN, f"{self.satellite_id}-{key}"
         )
 
+    def satellite_entity_id(self) -> str | None:
+        """The assist satellite entity's id (None before it was registered)."""
+        return self.entity_id("assist_satellite", "assist_satellite")
 
-def hub_for_entity(hass: HomeAssistant, entity_id: str) -> SatelliteHub | None:
-    """The hub behind ``entity_id`` if it is a loaded VoiceStack assist satellite."""
+    def device_id(self) -> str | None:
+        """The satellite's device."""
+        device = dr.async_get(self.hass).async_get_device(
+            identifiers={(DOMAIN, self.satellite_id)}
+        )
+        return device.id if device is not None else None
+
+
+def loaded_entry_for_entity(hass: HomeAssistant, entity_id: str) -> ConfigEntry | None:
+    """The loaded VoiceStack entry behind ``entity_id`` if it is its assist satellite."""
     entity = er.async_get(hass).async_get(entity_id)
     if entity is None or entity.domain != "assist_satellite":
         return None
@@ -275,25 +318,4 @@ def hub_for_entity(hass: HomeAssistant, entity_id: str) -> SatelliteHub | None:
         or entry.state is not ConfigEntryState.LOADED
     ):
         return None
-    hub: SatelliteHub = entry.runtime_data
-    return hub
-
-
-def hubs_for_entities(
-    hass: HomeAssistant, entity_ids: Iterable[str]
-) -> list[SatelliteHub]:
-    """The hubs behind ``entity_ids`` (loaded VoiceStack assist satellites).
-
-    Anything else is the caller's mistake: a translated validation error.
-    """
-    hubs = []
-    for entity_id in entity_ids:
-        hub = hub_for_entity(hass, entity_id)
-        if hub is None:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="not_a_satellite_entity",
-                translation_placeholders={"entity_id": entity_id},
-            )
-        hubs.append(hub)
-    return hubs
+    return entry

@@ -30,8 +30,8 @@ import voluptuous as vol
 from .const import DOMAIN
 from .core.router import Decision, VoiceRouter
 from .core.router.config import DESTINATIONS
-from .hub import SatelliteHub, hubs_for_entities
 from .modes import VoiceModes
+from .runtime import SatelliteRuntime, runtimes_for_entities
 
 ATTR_DESTINATION = "destination"
 ATTR_TODO_ENTITY = "todo_entity"
@@ -94,9 +94,8 @@ def async_setup_mode_actions(hass: HomeAssistant) -> None:
 
     async def drain(call: ServiceCall) -> ServiceResponse:
         drained: dict[str, Any] = {}
-        for hub in _hubs(hass, call):
-            assert hub.modes is not None
-            drained[_entity_id(hub)] = await hub.modes.queue.drain()
+        for runtime in runtimes_for_entities(hass, call.data[ATTR_ENTITY_ID]):
+            drained[_entity_id(runtime)] = await runtime.modes.queue.drain()
         return {"queues": drained}
 
     hass.services.async_register(
@@ -113,11 +112,11 @@ def _handler(
 ) -> Callable[[ServiceCall], Awaitable[ServiceResponse]]:
     async def handle(call: ServiceCall) -> ServiceResponse:
         results: dict[str, Any] = {}
-        for hub in _hubs(hass, call):
-            assert hub.modes is not None
-            decision = await hub.modes.request(request(hub.modes, call))
-            results[_entity_id(hub)] = {
-                "mode": hub.modes.router.mode,
+        for runtime in runtimes_for_entities(hass, call.data[ATTR_ENTITY_ID]):
+            modes = runtime.modes
+            decision = await modes.request(request(modes, call))
+            results[_entity_id(runtime)] = {
+                "mode": modes.router.mode,
                 "stack": list(decision.stack),
                 "reason": decision.reason,
                 "speak": decision.speak,
@@ -127,15 +126,6 @@ def _handler(
     return handle
 
 
-def _hubs(hass: HomeAssistant, call: ServiceCall) -> list[SatelliteHub]:
-    hubs = hubs_for_entities(hass, call.data[ATTR_ENTITY_ID])
-    for hub in hubs:
-        if hub.modes is None:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN, translation_key="not_connected"
-            )
-    return hubs
-
-
-def _entity_id(hub: SatelliteHub) -> str:
-    return hub.entity_id("assist_satellite", "assist_satellite") or hub.satellite_id
+def _entity_id(runtime: SatelliteRuntime) -> str:
+    hub = runtime.hub
+    return hub.satellite_entity_id() or hub.satellite_id

@@ -10,23 +10,26 @@ entry's options and gives it Home Assistant's parts:
   is followed), a to-do list (``todo.add_item``), a ``voicestack_dictation``
   event or the deferred queue (``Store``);
 - shortcuts run scripts; the voice picker offers the pipeline TTS engine's voices;
-- the listen mode is sent to the satellite (``voicestack-listen`` continuous).
+- the listen mode is sent to the satellite (``voicestack-listen`` continuous),
+  again on every reconnect.
 
-It is installed as ``hub.router``; timer decisions (a query submitted on
-silence, a confirmation that expired) go to the voice loop like an utterance's.
+The voice loop routes every transcript through ``router``. Routes no transcript
+caused (a query submitted on silence, a confirmation that expired, a mode
+action's answer) go to whoever subscribed with ``async_subscribe_routes``: the
+voice loop again, which says them like an utterance's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
 from homeassistant.components.tts.helper import get_engine_instance
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
 from .const import EVENT_DICTATION
@@ -47,17 +50,17 @@ from .core.router import (
     VoiceRouter,
 )
 from .core.router.config import ROUTER_OPTIONS, RouterConfig
+from .core.router.route import Route
 from .core.router.rules import ClassifierUnavailableError
-from .core.routing import Route
 from .deferred_queue import DeferredQueueStore
+from .hub import SatelliteHub
 from .recognize import EntityResolver
-
-if TYPE_CHECKING:
-    from .hub import SatelliteHub
+from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)
 
 SHORTCUT_DONE = "Done."
+type RouteHandler = Callable[[Route], Awaitable[None]]
 _BUILT_IN_AGENTS = frozenset({None, conversation.HOME_ASSISTANT_AGENT})
 
 
@@ -98,7 +101,11 @@ class VoiceModes:
             emit=self._emit,
             name=hub.entry.title,
         )
-        self._remove_listener = self.router.add_listener(hub.notify)
+        self._route_handlers = Subscribers[RouteHandler]()
+        self._unsubscribe = (
+            self.router.add_listener(hub.notify),
+            hub.async_subscribe_connection(self._on_connection),
+        )
 
     def options_changed(self, options: Mapping[str, Any]) -> bool:
         """Whether ``options`` configure the router differently (needs a reload)."""
@@ -109,9 +116,20 @@ class VoiceModes:
         """Where ``notes`` submissions are appended (``<config>/voicestack/…``)."""
         return Path(self.hass.config.path(self.config.notes_file))
 
+    @property
+    def always_listening(self) -> bool:
+        """The satellite streams every speech segment (the router's listen mode)."""
+        return self.router.listen_mode is ListenMode.ALWAYS_LISTENING
+
+    @callback
+    def async_subscribe_routes(self, handler: RouteHandler) -> CALLBACK_TYPE:
+        """Hand ``handler`` every route no transcript caused; the remover."""
+        return self._route_handlers.add(handler)
+
     async def close(self) -> None:
         """Unload: frames close without submitting, timers stop."""
-        self._remove_listener()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         await self.router.close()
 
     async def request(self, decision: Awaitable[Decision]) -> Decision:
@@ -121,7 +139,7 @@ class VoiceModes:
         frame expects speech, listens without a wake word.
         """
         done = await decision
-        if self.hub.satellite is not None and self.hub.connected:
+        if self.hub.connected:
             self.hub.entry.async_create_background_task(
                 self.hass, self._reply(done.route()), "voicestack mode reply"
             )
@@ -132,10 +150,8 @@ class VoiceModes:
 
         The request itself succeeded: the caller has its decision already.
         """
-        if (satellite := self.hub.satellite) is None:
-            return
         try:
-            await satellite.voice.act(route)
+            await self._emit(route)
         except HomeAssistantError as err:
             _LOGGER.warning(
                 "%s: could not say %r: %s", self.hub.entry.title, route.speak, err
@@ -143,9 +159,15 @@ class VoiceModes:
         except Exception:
             _LOGGER.exception("%s: could not say %r", self.hub.entry.title, route.speak)
 
-    async def apply_listen_mode(self) -> None:
-        """Tell the (re)connected satellite the listen mode."""
-        await self._send_listen_mode(self.router.listen_mode)
+    @callback
+    def _on_connection(self, connected: bool) -> None:
+        """A satellite that reconnects forgot it was always listening: tell it."""
+        if connected and self.always_listening:
+            self.hub.entry.async_create_background_task(
+                self.hass,
+                self._send_listen_mode(self.router.listen_mode),
+                "voicestack listen mode",
+            )
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -153,8 +175,8 @@ class VoiceModes:
         resolver = EntityResolver(
             self.hass,
             self._language,
-            self._device_id,
-            self._satellite_id,
+            self.hub.device_id,
+            self.hub.satellite_entity_id,
             self._agent_id,
         )
         agent = AgentTarget(
@@ -205,18 +227,18 @@ class VoiceModes:
             {"item": text},
             target={"entity_id": entity_id or self.config.todo_entity},
             blocking=True,
-            context=self._context(),
+            context=self.hub.request_context,
         )
 
     def _fire(self, event_type: str, data: dict[str, Any]) -> None:
         self.hass.bus.async_fire(
             event_type,
             {
-                "entity_id": self.hub.entity_id("assist_satellite", "assist_satellite"),
-                "device_id": self._device_id(),
+                "entity_id": self.hub.satellite_entity_id(),
+                "device_id": self.hub.device_id(),
                 **data,
             },
-            context=self._context(),
+            context=self.hub.request_context,
         )
 
     async def _run_shortcut(self, script_entity_id: str) -> str | None:
@@ -226,15 +248,12 @@ class VoiceModes:
             "turn_on",
             {"entity_id": script_entity_id},
             blocking=True,
-            context=self._context(),
+            context=self.hub.request_context,
         )
         return SHORTCUT_DONE
 
     async def _list_voices(self) -> Sequence[Voice]:
-        satellite = self.hub.satellite
-        if satellite is None:
-            return ()
-        pipeline = satellite.pipeline()
+        pipeline = self.hub.pipeline()
         engine = (
             get_engine_instance(self.hass, pipeline.tts_engine)
             if pipeline.tts_engine
@@ -243,7 +262,7 @@ class VoiceModes:
         if engine is None:
             return ()
         voices = engine.async_get_supported_voices(pipeline.tts_language) or []
-        current = self.hub.voice or pipeline.tts_voice
+        current = self.hub.tts_voice or pipeline.tts_voice
         return [
             Voice(voice.voice_id, voice.name)
             for voice in voices
@@ -256,26 +275,23 @@ class VoiceModes:
         Home Assistant's built-in agent only knows its sentences: asking it
         would just cost time, so it is not asked (the rule falls back).
         """
-        satellite = self.hub.satellite
-        if satellite is None:
-            raise ClassifierUnavailableError("the satellite entity is not ready")
-        pipeline = satellite.pipeline()
+        pipeline = self.hub.pipeline()
         if pipeline.conversation_engine in _BUILT_IN_AGENTS:
             raise ClassifierUnavailableError("the built-in agent cannot classify")
         result = await conversation.async_converse(
             self.hass,
             text=prompt,
             conversation_id=None,
-            context=self._context(),
+            context=self.hub.request_context,
             language=pipeline.conversation_language,
             agent_id=pipeline.conversation_engine,
-            device_id=self._device_id(),
-            satellite_id=self._satellite_id(),
+            device_id=self.hub.device_id(),
+            satellite_id=self.hub.satellite_entity_id(),
         )
         return str(result.response.speech.get("plain", {}).get("speech", ""))
 
     async def _set_voice(self, voice: Voice) -> None:
-        self.hub.set_voice(voice.voice_id)
+        self.hub.set_tts_voice(voice.voice_id)
 
     async def _send_listen_mode(self, mode: ListenMode) -> None:
         if not self.hub.link.supports(LISTEN):
@@ -286,32 +302,14 @@ class VoiceModes:
         await self.hub.link.send(listen_event(continuous=continuous))
 
     async def _emit(self, route: Route) -> None:
-        """A timer decided (silence submitted a query): speak and ask like a reply."""
-        if (satellite := self.hub.satellite) is not None:
-            await satellite.voice.act(route)
+        """A route no transcript caused: whoever subscribed says it."""
+        for handler in self._route_handlers:
+            await handler(route)
 
     # -- per request --------------------------------------------------------------------
 
     def _language(self) -> str:
-        satellite = self.hub.satellite
-        if satellite is None:
-            return self.hass.config.language
-        return satellite.pipeline().conversation_language
-
-    def _device_id(self) -> str | None:
-        satellite = self.hub.satellite
-        return satellite.device_id if satellite is not None else None
-
-    def _satellite_id(self) -> str | None:
-        satellite = self.hub.satellite
-        return satellite.entity_id if satellite is not None else None
+        return self.hub.pipeline().conversation_language
 
     def _agent_id(self) -> str | None:
-        satellite = self.hub.satellite
-        if satellite is None:
-            return None
-        return satellite.pipeline().conversation_engine
-
-    def _context(self) -> Context:
-        satellite = self.hub.satellite
-        return satellite.request_context() if satellite is not None else Context()
+        return self.hub.pipeline().conversation_engine

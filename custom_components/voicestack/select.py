@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from homeassistant.components.assist_pipeline import vad
 from homeassistant.components.assist_pipeline.select import (
     AssistPipelineSelect,
     VadSensitivitySelect,
@@ -14,7 +15,9 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from .const import DOMAIN
 from .core.router import MODES
 from .entity import VoiceStackEntity, VoiceStackSettingEntity
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .hub import SatelliteHub
+from .modes import VoiceModes
+from .runtime import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -25,9 +28,9 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     """The pipeline and the VAD sensitivity the satellite's requests use."""
-    hub = entry.runtime_data
+    hub, modes = entry.runtime_data.hub, entry.runtime_data.modes
     async_add_entities(
-        [PipelineSelect(hass, hub), VadSelect(hass, hub), ModeSelect(hub)]
+        [PipelineSelect(hass, hub), VadSelect(hass, hub), ModeSelect(hub, modes)]
     )
 
 
@@ -48,10 +51,23 @@ class VadSelect(VoiceStackSettingEntity, VadSensitivitySelect):
         VadSensitivitySelect.__init__(self, hass, hub.satellite_id)
         VoiceStackSettingEntity.__init__(self, hub)
 
+    async def async_added_to_hass(self) -> None:
+        """Tell the satellite the restored choice.
+
+        It may have been told the default when it connected first.
+        """
+        await super().async_added_to_hass()
+        self._tell_satellite()
+
     async def async_select_option(self, option: str) -> None:
         """The satellite ends requests after the new quiet time too."""
         await super().async_select_option(option)
-        self.hub.send_hello()
+        self._tell_satellite()
+
+    def _tell_satellite(self) -> None:
+        self.hub.send_hello(
+            vad.VadSensitivity.to_seconds(vad.VadSensitivity(self.current_option))
+        )
 
 
 class ModeSelect(VoiceStackEntity, SelectEntity):
@@ -64,32 +80,27 @@ class ModeSelect(VoiceStackEntity, SelectEntity):
 
     entity_description = SelectEntityDescription(key="mode", translation_key="mode")
 
-    def __init__(self, hub: SatelliteHub) -> None:
+    def __init__(self, hub: SatelliteHub, modes: VoiceModes) -> None:
         """Every mode is offered; the router decides what selecting one does."""
         super().__init__(hub)
+        self.modes = modes
         self._attr_options = list(MODES)
 
     @property
-    def current_option(self) -> str | None:
+    def current_option(self) -> str:
         """The router's mode."""
-        return self.hub.modes.router.mode if self.hub.modes else None
+        return self.modes.router.mode
 
     @property
-    def extra_state_attributes(self) -> dict[str, object] | None:
+    def extra_state_attributes(self) -> dict[str, object]:
         """The whole stack, base first, and the listen mode."""
-        if self.hub.modes is None:
-            return None
-        state = self.hub.modes.router.state()
+        state = self.modes.router.state()
         return {"stack": list(state.stack), "listen_mode": str(state.listen_mode)}
 
     async def async_select_option(self, option: str) -> None:
         """Push or pop frames; the satellite says the result."""
-        if self.hub.modes is None:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN, translation_key="not_connected"
-            )
         if option == "confirm":
             raise ServiceValidationError(
                 translation_domain=DOMAIN, translation_key="confirm_not_selectable"
             )
-        await self.hub.modes.request(self.hub.modes.router.select_mode(option))
+        await self.modes.request(self.modes.router.select_mode(option))

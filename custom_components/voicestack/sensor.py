@@ -19,8 +19,10 @@ from homeassistant.helpers.typing import StateType
 
 from .core.announce import MetricsSnapshot
 from .entity import VoiceStackEntity
-from .hub import SatelliteHub, VoiceStackConfigEntry
+from .hub import SatelliteHub
 from .modes import VoiceModes
+from .runtime import VoiceStackConfigEntry
+from .satellite_announcements import SatelliteAnnouncements
 
 PARALLEL_UPDATES = 0
 
@@ -112,11 +114,11 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     """One sensor per figure and satellite."""
-    hub = entry.runtime_data
+    runtime = entry.runtime_data
     async_add_entities(
         [
-            *(AnnouncementMetric(hub, d) for d in METRICS),
-            *(ModesSensor(hub, d) for d in MODE_SENSORS),
+            *(AnnouncementMetric(runtime.announcements, d) for d in METRICS),
+            *(ModesSensor(runtime.hub, runtime.modes, d) for d in MODE_SENSORS),
         ]
     )
 
@@ -126,39 +128,38 @@ class AnnouncementMetric(VoiceStackEntity, SensorEntity):
 
     entity_description: MetricDescription
 
-    def __init__(self, hub: SatelliteHub, description: MetricDescription) -> None:
+    def __init__(
+        self, announcements: SatelliteAnnouncements, description: MetricDescription
+    ) -> None:
         """``description`` says which figure."""
         self.entity_description = description
-        super().__init__(hub)
+        self.announcements = announcements
+        super().__init__(announcements.hub)
 
     @property
     def available(self) -> bool:
         """Counted also while the satellite is offline (messages wait then)."""
-        return self.hub.announcer is not None
+        return self.announcements.active
 
     @property
     def native_value(self) -> StateType | datetime:
         """The figure now."""
-        if self.hub.announcer is None:
-            return None
-        return self.entity_description.value(self.hub.announcer.snapshot())
+        return self.entity_description.value(self.announcements.announcer.snapshot())
 
     @property
     def extra_state_attributes(self) -> dict[str, int] | None:
         """Drops by reason, on the dropped sensor."""
-        if (
-            self.entity_description.key != "announcements_dropped"
-            or not self.hub.announcer
-        ):
+        if self.entity_description.key != "announcements_dropped":
             return None
-        return {str(r): n for r, n in self.hub.announcer.snapshot().dropped.items()}
+        dropped = self.announcements.announcer.snapshot().dropped
+        return {str(reason): n for reason, n in dropped.items()}
 
 
 @dataclass(frozen=True, kw_only=True)
 class ModesDescription(SensorEntityDescription):
     """A sensor reading one figure of the satellite's voice modes."""
 
-    value: Callable[[VoiceModes], int]
+    value: Callable[[SatelliteHub, VoiceModes], int]
 
 
 MODE_SENSORS: tuple[ModesDescription, ...] = (
@@ -169,21 +170,21 @@ MODE_SENSORS: tuple[ModesDescription, ...] = (
         key="gathered_text",
         translation_key="gathered_text",
         state_class=SensorStateClass.MEASUREMENT,
-        value=lambda modes: modes.router.state().gathered_chars,
+        value=lambda _hub, modes: modes.router.state().gathered_chars,
     ),
     # Entries waiting in the deferred queue (``voicestack.drain_queue`` empties it).
     ModesDescription(
         key="deferred_queue",
         translation_key="deferred_queue",
         state_class=SensorStateClass.MEASUREMENT,
-        value=lambda modes: len(modes.queue),
+        value=lambda _hub, modes: len(modes.queue),
     ),
     # Requests whose speech-to-text found no words: a wake word set off by the TV,
     # a mic too far away. Counted since Home Assistant started.
     ModesDescription(
         key="empty_transcripts",
         translation_key="empty_transcripts",
-        value=lambda modes: modes.hub.empty_transcripts,
+        value=lambda hub, _modes: hub.empty_transcripts,
         **COUNTER,
     ),
 )
@@ -194,25 +195,27 @@ class ModesSensor(VoiceStackEntity, SensorEntity):
 
     entity_description: ModesDescription
 
-    def __init__(self, hub: SatelliteHub, description: ModesDescription) -> None:
+    def __init__(
+        self, hub: SatelliteHub, modes: VoiceModes, description: ModesDescription
+    ) -> None:
         """``description`` says which figure."""
         self.entity_description = description
+        self.modes = modes
         super().__init__(hub)
 
     @property
     def available(self) -> bool:
         """Frames stay open and the queue stays kept while the satellite is away."""
-        return self.hub.modes is not None
+        return True
 
     @property
-    def native_value(self) -> int | None:
+    def native_value(self) -> int:
         """The figure now."""
-        modes = self.hub.modes
-        return None if modes is None else self.entity_description.value(modes)
+        return self.entity_description.value(self.hub, self.modes)
 
     @property
     def extra_state_attributes(self) -> dict[str, str] | None:
         """The mode the gathered text belongs to."""
-        if self.entity_description.key != "gathered_text" or self.hub.modes is None:
+        if self.entity_description.key != "gathered_text":
             return None
-        return {"mode": self.hub.modes.router.mode}
+        return {"mode": self.modes.router.mode}

@@ -1,22 +1,32 @@
-"""Synthesize a response sentence by sentence through the pipeline's TTS engine.
+"""Say text on a satellite, synthesized sentence by sentence.
 
 Stock Home Assistant synthesizes the whole response before the first sample is
 sent. Here sentence n+1 is already being synthesized while sentence n is sent
 and played, so the first audio comes as soon as the first sentence is ready.
+
+``SpeechOutput`` is the one way text becomes sound on a satellite: voice
+responses and announcements alike go through its ``say``, and so through the
+satellite's one Speaker. Whoever shows that the satellite is talking (the
+assist satellite entity's "responding" state) subscribes to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from enum import StrEnum
 import logging
 
 from homeassistant.components import tts
 from homeassistant.components.assist_pipeline import Pipeline
-from homeassistant.core import HomeAssistant
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
 from .const import DOMAIN
+from .core.sentences import split_sentences
+from .core.speaker import Playback, PlaybackOutcome
 from .core.wav import NotWavError, Pcm, read_wav
+from .hub import SatelliteHub
+from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -137,3 +147,81 @@ async def read_stream(stream: tts.ResultStream) -> Pcm:
             translation_key="tts_not_wav",
             translation_placeholders={"error": str(err)},
         ) from err
+
+
+class Speaking(StrEnum):
+    """What ``SpeechOutput`` tells its subscribers."""
+
+    STARTED = "started"  # audio for a text is on its way
+    FINISHED = "finished"  # the text was said (or there was nothing to say)
+
+
+class SpeechOutput:
+    """Says text on one satellite, through its Speaker, in its chosen voice."""
+
+    def __init__(self, hass: HomeAssistant, hub: SatelliteHub) -> None:
+        """The pipeline and the TTS voice are looked up at each ``say``."""
+        self._hass = hass
+        self._hub = hub
+        self._subscribers = Subscribers[Callable[[Speaking], None]]()
+
+    @callback
+    def async_subscribe(self, listener: Callable[[Speaking], None]) -> CALLBACK_TYPE:
+        """Hear when saying starts and finishes; the remover."""
+        return self._subscribers.add(listener)
+
+    async def say(self, text: str, preamble: Pcm | None = None) -> Playback:
+        """Say ``text``; ``preamble`` (a preannounce sound) plays first, same turn.
+
+        Returns how the playback ended. Raises ``HomeAssistantError`` when the
+        pipeline has no TTS engine, or the engine said nothing at all.
+        """
+        sentences = split_sentences(text)
+        if not sentences:
+            self._tell(Speaking.FINISHED)
+            return Playback(outcome=PlaybackOutcome.EMPTY)
+        self._tell(Speaking.STARTED)
+        speech = synthesize_sentences(
+            self._hass, self._hub.pipeline(), sentences, self._hub.tts_voice
+        )
+        try:
+            playback = await self._hub.speaker.play(
+                speech if preamble is None else after_preamble(preamble, speech)
+            )
+        finally:
+            self._tell(Speaking.FINISHED)
+        _LOGGER.debug(
+            "%s: said %d sentence(s), %.1f s, %s",
+            self._hub.entry.title,
+            len(playback.sentences),
+            playback.seconds,
+            playback.outcome,
+        )
+        return playback
+
+    def prefetch(self, text: str) -> None:
+        """Synthesize the first sentence of ``text`` ahead of time.
+
+        It lands in Home Assistant's TTS cache: a lone announcement waits out
+        the merge window anyway, and is then said at once.
+        """
+        if sentences := split_sentences(text):
+            try:
+                start_synthesis(
+                    self._hass, self._hub.pipeline(), sentences[0], self._hub.tts_voice
+                )
+            except HomeAssistantError as err:
+                _LOGGER.debug("No prefetch: %s", err)
+
+    def _tell(self, news: Speaking) -> None:
+        for listener in self._subscribers:
+            listener(news)
+
+
+async def after_preamble(
+    preamble: Pcm, parts: AsyncIterator[tuple[str, Pcm]]
+) -> AsyncIterator[tuple[str, Pcm]]:
+    """``preamble`` (no text), then ``parts``."""
+    yield "", preamble
+    async for part in parts:
+        yield part

@@ -11,7 +11,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.restore_state import RestoreEntity
 
 from .entity import VoiceStackSettingEntity
-from .hub import VoiceStackConfigEntry
+from .runtime import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -22,7 +22,7 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     """One mute switch per satellite."""
-    async_add_entities([MuteSwitch(entry.runtime_data)])
+    async_add_entities([MuteSwitch(entry.runtime_data.hub)])
 
 
 class MuteSwitch(VoiceStackSettingEntity, SwitchEntity, RestoreEntity):

@@ -90,22 +90,16 @@ async def _run(
 ) -> int:
     """Serve until SIGTERM/SIGINT or the mic ends; the exit code."""
     hooks = EventCommand(settings.event_command) if settings.event_command else None
-    coordinator: SatelliteCoordinator
     player = Player(
         _make_sink(settings),
         settings.snd_rate,
         settings.snd_volume,
-        # The coordinator needs the player and the player reports to it: the
-        # lambdas resolve ``coordinator`` once it exists.
-        on_progress=lambda *args: coordinator.on_progress(*args),  # noqa: PLW0108
-        on_played=lambda *args: coordinator.on_played(*args),  # noqa: PLW0108
         latency_s=settings.snd_latency_s or 0.0,  # load() always sets it
     )
+    # It subscribes to the player's reports and starts a mic file when run.
     coordinator = SatelliteCoordinator(
         settings, wake, player, sounds=sounds, hooks=hooks, on_run=mic.start
     )
-    if isinstance(mic, CommandMic):
-        mic.on_error = coordinator.report_error
 
     connections = ConnectionLimit(settings.max_connections)
 
@@ -137,8 +131,9 @@ async def _run(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
+    report_error = coordinator.report_error  # the mic's failures and the loop's
     mic_task = asyncio.create_task(
-        run_mic_loop(mic.chunks(), coordinator.process_mic, coordinator.report_error),
+        run_mic_loop(mic.chunks(report_error), coordinator.process_mic, report_error),
         name="mic",
     )
     stop_task = asyncio.create_task(stop.wait())

@@ -2,6 +2,9 @@
 
 Everything the satellite hears (mic file, mic command, stdin) and everything it plays
 is converted once at the edge, so the rest of the code never branches on formats.
+
+A sample here is one instant of every channel (``width * channels`` bytes of
+interleaved PCM): positions and counts at a stream's own rate count these.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ class AudioFormatError(ValueError):
 def to_mono_int16(
     data: bytes, width: int, channels: int, channel: int | None = None
 ) -> np.ndarray:
-    """Interleaved PCM of 8/16/32-bit samples -> mono int16.
+    """Interleaved PCM of 8/16/32-bit values -> mono int16.
 
     ``channel`` picks one channel (useful for a mic array); by default channels are
     averaged.
@@ -38,20 +41,20 @@ def to_mono_int16(
         )
     if channels < 1:
         raise AudioFormatError(f"invalid channel count {channels}")
-    frame_bytes = width * channels
-    usable = len(data) - (len(data) % frame_bytes)
-    samples = np.frombuffer(data[:usable], dtype=dtype).astype(np.float64)
+    sample_bytes = width * channels
+    usable = len(data) - (len(data) % sample_bytes)
+    values = np.frombuffer(data[:usable], dtype=dtype).astype(np.float64)
     if width == 1:
-        samples = (samples - 128.0) * 256.0
+        values = (values - 128.0) * 256.0
     elif width == 4:
-        samples = samples / 65536.0
-    frames = samples.reshape(-1, channels)
+        values = values / 65536.0
+    by_channel = values.reshape(-1, channels)
     if channel is not None:
         if not 0 <= channel < channels:
             raise AudioFormatError(f"channel {channel} not in 0..{channels - 1}")
-        mono = frames[:, channel]
+        mono = by_channel[:, channel]
     else:
-        mono = frames.mean(axis=1)
+        mono = by_channel.mean(axis=1)
     return np.clip(np.rint(mono), -32768, 32767).astype(np.int16)
 
 
@@ -108,7 +111,7 @@ class StreamConverter:
 
     Why not wyoming's ``AudioChunkConverter`` (audioop's ``ratecv``)? It has no
     seams either and is a little faster on Python 3.11 (120 s of 16 kHz audio
-    to 22.05 kHz in 1024-frame chunks: 0.063 s CPU against 0.080 s here), but
+    to 22.05 kHz in 1024-sample chunks: 0.063 s CPU against 0.080 s here), but
     Python 3.13 removed ``audioop`` and wyoming then falls back to pure Python:
     2.28 s against 0.13 s here on 3.14, 17 times slower (this package supports
     Python >= 3.11; Raspberry Pi OS trixie ships 3.13). It also adds the two
@@ -129,8 +132,8 @@ class StreamConverter:
         self._position = 0.0  # fractional index into (previous sample + chunk)
         self._previous: np.ndarray | None = None
 
-    def frames_in(self, data: bytes) -> int:
-        """How many input frames ``data`` holds."""
+    def samples_in(self, data: bytes) -> int:
+        """How many whole samples (of every channel) ``data`` holds."""
         return len(data) // (self._width * self._channels)
 
     def convert(self, data: bytes) -> np.ndarray:

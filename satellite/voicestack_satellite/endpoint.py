@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-FRAME = 480  # 30 ms at 16 kHz
+WINDOW = 480  # samples: 30 ms at 16 kHz, the span each level is measured over
 MIN_FLOOR = 30.0  # RMS of int16 samples: about -60 dBFS; a digital-silence room
 SPEECH_OVER_FLOOR = 3.2  # +10 dB: speech
 QUIET_OVER_FLOOR = 2.0  # +6 dB: back to the floor
 MIN_SPEECH_S = 0.25  # a cough is not a request
 
 
-def frame_levels(samples: np.ndarray) -> np.ndarray:
-    """RMS of each whole 30 ms frame."""
-    whole = len(samples) // FRAME * FRAME
-    frames = samples[:whole].astype(np.float64).reshape(-1, FRAME)
-    return np.sqrt(np.mean(frames * frames, axis=1))
+def window_levels(samples: np.ndarray) -> np.ndarray:
+    """RMS of each whole 30 ms window."""
+    whole = len(samples) // WINDOW * WINDOW
+    windows = samples[:whole].astype(np.float64).reshape(-1, WINDOW)
+    return np.sqrt(np.mean(windows * windows, axis=1))
 
 
 class Endpointer:
@@ -32,40 +32,40 @@ class Endpointer:
 
     def __init__(self, silence_s: float, rate: int = 16000) -> None:
         """``silence_s`` of quiet after speech ends the request."""
-        self._frames_quiet_needed = max(1, round(silence_s * rate / FRAME))
-        self._frames_speech_needed = max(1, round(MIN_SPEECH_S * rate / FRAME))
+        self._quiet_windows_needed = max(1, round(silence_s * rate / WINDOW))
+        self._speech_windows_needed = max(1, round(MIN_SPEECH_S * rate / WINDOW))
         self._floor = MIN_FLOOR
         self._pending = np.zeros(0, dtype=np.int16)
-        self._speech = 0
-        self._quiet = 0
+        self._speech_windows = 0
+        self._quiet_windows = 0
 
     def start(self, before: np.ndarray) -> None:
         """A new request; ``before`` is audio from just before it (the floor)."""
-        levels = frame_levels(before)
+        levels = window_levels(before)
         self._floor = max(MIN_FLOOR, float(np.min(levels)) if len(levels) else 0.0)
         self._pending = np.zeros(0, dtype=np.int16)
-        self._speech = 0
-        self._quiet = 0
+        self._speech_windows = 0
+        self._quiet_windows = 0
 
     @property
     def heard_speech(self) -> bool:
         """Enough loud audio for a request was heard since ``start``."""
-        return self._speech >= self._frames_speech_needed
+        return self._speech_windows >= self._speech_windows_needed
 
     def process(self, samples: np.ndarray) -> bool:
         """True once speech was heard and the level has been quiet long enough."""
         audio = np.concatenate([self._pending, samples])
-        whole = len(audio) // FRAME * FRAME
+        whole = len(audio) // WINDOW * WINDOW
         self._pending = audio[whole:]
-        for level in frame_levels(audio[:whole]):
+        for level in window_levels(audio[:whole]):
             if level > self._floor * SPEECH_OVER_FLOOR:
-                self._speech += 1
-                self._quiet = 0
+                self._speech_windows += 1
+                self._quiet_windows = 0
             elif level < self._floor * QUIET_OVER_FLOOR:
-                self._quiet += 1
+                self._quiet_windows += 1
             if (
-                self._speech >= self._frames_speech_needed
-                and self._quiet >= self._frames_quiet_needed
+                self._speech_windows >= self._speech_windows_needed
+                and self._quiet_windows >= self._quiet_windows_needed
             ):
                 return True
         return False

@@ -6,7 +6,7 @@ speaker. aplay does not start the card until its start threshold is buffered,
 and from then on keeps about that much queued, so every sample comes out that
 much later than the player's clock says. The threshold follows from aplay's own
 options (aplay.c): ``--start-delay`` microseconds when positive, else the
-buffer (``--buffer-time`` microseconds, ``--buffer-size`` frames, by default the
+buffer (``--buffer-time`` microseconds, ``--buffer-size`` samples, by default the
 card's largest buffer up to 500 ms) plus the (negative or zero) start delay.
 """
 

@@ -1,5 +1,8 @@
 """Microphone sources, all yielding 16 kHz mono int16 chunks of CHUNK_SAMPLES.
 
+``chunks(on_error)`` is the audio; ``on_error`` hears why it stopped coming (the
+recorder cannot start or exited), for the state hook.
+
 - ``FileMic``: a WAV converted once, played in real time from the first
   ``run-satellite``, then silence: deterministic tests and demos.
 - ``CommandMic``: a long-running recorder (``arecord ...``) started without a shell,
@@ -22,7 +25,7 @@ from .audio import RATE, read_wav
 
 _LOGGER = logging.getLogger(__name__)
 
-CHUNK_SAMPLES = 1280  # 80 ms: openWakeWord's step; VAD splits it into 10 ms frames
+CHUNK_SAMPLES = 1280  # 80 ms: openWakeWord's step; VAD splits it into 10 ms windows
 CHUNK_BYTES = CHUNK_SAMPLES * 2
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -46,8 +49,10 @@ class FileMic:
         """Begin playing the file (called on the first run-satellite)."""
         self._started.set()
 
-    async def chunks(self) -> AsyncIterator[np.ndarray]:
-        """The file's audio in real time, then silence forever."""
+    async def chunks(
+        self, on_error: Callable[[str], None]
+    ) -> AsyncIterator[np.ndarray]:
+        """The file's audio in real time, then silence forever (no ``on_error``)."""
         loop = asyncio.get_running_loop()
         silence = np.zeros(CHUNK_SAMPLES, dtype=np.int16)
         # Before start: silence, so wake detection sees a steady stream.
@@ -73,14 +78,17 @@ class CommandMic:
         """``argv`` is run directly (no shell)."""
         self._argv = argv
         self._volume = volume
-        # Told when the recorder cannot start or exits (the coordinator reports it).
-        self.on_error: Callable[[str], None] = lambda _message: None
 
     def start(self) -> None:
         """The recorder runs from the beginning; nothing to start."""
 
-    async def chunks(self) -> AsyncIterator[np.ndarray]:
-        """Chunks from the recorder; restarts it with backoff when it ends."""
+    async def chunks(
+        self, on_error: Callable[[str], None]
+    ) -> AsyncIterator[np.ndarray]:
+        """Chunks from the recorder; restarts it with backoff when it ends.
+
+        Each time it cannot start or exits, ``on_error`` is told why.
+        """
         backoff = BACKOFF_START_S
         while True:
             try:
@@ -91,9 +99,7 @@ class CommandMic:
                     stdin=asyncio.subprocess.DEVNULL,
                 )
             except OSError as err:
-                self._report(
-                    f"mic command {self._argv[0]!r} cannot start: {err.strerror}"
-                )
+                failure = f"mic command {self._argv[0]!r} cannot start: {err.strerror}"
             else:
                 try:
                     assert process.stdout is not None
@@ -102,13 +108,11 @@ class CommandMic:
                         yield _scaled(np.frombuffer(data, dtype=np.int16), self._volume)
                 finally:
                     await _stop(process)
-                self._report(f"mic command exited with code {process.returncode}")
+                failure = f"mic command exited with code {process.returncode}"
+            _LOGGER.error("%s; restarting", failure)
+            on_error(failure)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_MAX_S)
-
-    def _report(self, message: str) -> None:
-        _LOGGER.error("%s; restarting", message)
-        self.on_error(message)
 
 
 class StdinMic:
@@ -121,8 +125,10 @@ class StdinMic:
     def start(self) -> None:
         """Stdin flows from the beginning; nothing to start."""
 
-    async def chunks(self) -> AsyncIterator[np.ndarray]:
-        """Chunks from stdin until it closes."""
+    async def chunks(
+        self, on_error: Callable[[str], None]
+    ) -> AsyncIterator[np.ndarray]:
+        """Chunks from stdin until it closes (no ``on_error``: the end is logged)."""
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader()
         await loop.connect_read_pipe(

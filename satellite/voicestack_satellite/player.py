@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 import contextlib
 import logging
+from typing import Protocol
 
 import numpy as np
 
@@ -44,36 +45,37 @@ FEED_SLICE_S = 0.5
 RELEASE_AFTER_S = 10.0  # a flush dropping this much gives the memory back
 
 
-ProgressCallback = Callable[[str, int, int | None, str], None]
+class PlaybackListener(Protocol):
+    """What the player reports to (``Player.subscribe``)."""
+
+    def on_progress(
+        self, stream_id: str, played: int, total: int | None, state: str
+    ) -> None:
+        """Samples of the stream played so far, in the stream's own rate.
+
+        ``state`` is ``playing`` (every 0.1 s), ``played`` (``total`` is set)
+        or ``flushed``.
+        """
+
+    def on_played(self, stream_id: str, state: str) -> None:
+        """The stream ended: ``played`` (to its end) or ``flushed`` (dropped)."""
 
 
 class Player:
     """Plays streams in order through a sink, paced by its own device clock."""
 
     def __init__(
-        self,
-        sink: Sink,
-        rate: int,
-        volume: float = 1.0,
-        on_progress: ProgressCallback | None = None,
-        on_played: Callable[[str, str], None] | None = None,
-        *,
-        latency_s: float = 0.0,
+        self, sink: Sink, rate: int, volume: float = 1.0, *, latency_s: float = 0.0
     ) -> None:
-        """Progress reports are in the stream's own sample rate.
+        """``latency_s``: how long the sink holds audio before the speaker plays it.
 
-        ``on_played(stream_id, state)`` reports the end of each stream: ``state``
-        is ``played`` (to its end) or ``flushed`` (dropped before it).
-
-        ``latency_s`` is how long the sink holds audio before the speaker plays
-        it: ``played`` waits that long after the player's own clock says done.
+        ``played`` waits that long after the player's own clock says done.
         """
         self._sink = sink
         self._rate = rate
         self._volume = volume
         self._latency_s = latency_s
-        self._on_progress = on_progress or (lambda *_args: None)
-        self._on_played = on_played or (lambda _stream_id, _state: None)
+        self._listeners: list[PlaybackListener] = []
         self._max_ahead = round(MAX_AHEAD_S * rate)
         self._history = round(HISTORY_S * rate)
         self._room = asyncio.Event()  # set when audio was written or dropped
@@ -94,6 +96,10 @@ class Player:
     def paused(self) -> bool:
         """Playback is paused."""
         return self._paused
+
+    def subscribe(self, listener: PlaybackListener) -> None:
+        """Report every stream's progress and end to ``listener`` from now on."""
+        self._listeners.append(listener)
 
     def start(self) -> None:
         """Start the playback task."""
@@ -133,7 +139,7 @@ class Player:
         if stream is None:
             _LOGGER.debug("Audio for stream %s, which is no longer queued", stream_id)
             return
-        step = max(1, round(FEED_SLICE_S * stream.in_rate)) * stream.frame_bytes
+        step = max(1, round(FEED_SLICE_S * stream.in_rate)) * stream.sample_bytes
         for offset in range(0, len(audio), step):
             while self._unplayed() >= self._max_ahead:
                 self._room.clear()
@@ -153,7 +159,7 @@ class Player:
 
     def _feed(self, stream: PlayerStream, audio: bytes) -> None:
         samples = stream.converter.convert(audio)
-        stream.received += stream.converter.frames_in(audio)
+        stream.received += stream.converter.samples_in(audio)
         if self._volume != 1.0:
             samples = np.clip(samples * self._volume, -32768, 32767).astype(np.int16)
         stream.add(samples)
@@ -189,13 +195,8 @@ class Player:
         self._streams = kept
         for stream in dropped:
             self._sink.stream_ended(stream.stream_id, stream.played())
-            self._on_progress(
-                stream.stream_id,
-                self._in_rate(stream, stream.position),
-                None,
-                "flushed",
-            )
-            self._on_played(stream.stream_id, "flushed")
+            position = self._in_rate(stream, stream.position)
+            self._report(stream.stream_id, position, None, "flushed")
         held = sum(stream.release() for stream in dropped)
         if held >= RELEASE_AFTER_S * self._rate:
             release_freed_memory()
@@ -208,9 +209,16 @@ class Player:
         """The oldest draining stream's last sample has been played."""
         _handle, stream = self._draining.popleft()
         self._sink.stream_ended(stream.stream_id, stream.played())
-        total = stream.received
-        self._on_progress(stream.stream_id, total, total, "played")
-        self._on_played(stream.stream_id, "played")
+        self._report(stream.stream_id, stream.received, stream.received, "played")
+
+    def _report(
+        self, stream_id: str, played: int, total: int | None, state: str
+    ) -> None:
+        """To every listener: progress, and the end of the stream unless playing."""
+        for listener in self._listeners:
+            listener.on_progress(stream_id, played, total, state)
+            if state != "playing":
+                listener.on_played(stream_id, state)
 
     def _signal_control(self) -> None:
         self._control.set()
@@ -253,12 +261,8 @@ class Player:
             )
             if stream.position - stream.reported >= PROGRESS_EVERY_S * self._rate:
                 stream.reported = stream.position
-                self._on_progress(
-                    stream.stream_id,
-                    self._in_rate(stream, stream.position),
-                    None,
-                    "playing",
-                )
+                position = self._in_rate(stream, stream.position)
+                self._report(stream.stream_id, position, None, "playing")
             # Write the next block when one is left in the device; wake at once on pause,
             # resume or flush so they take effect within a block.
             self._control.clear()

@@ -29,7 +29,7 @@ class PlayerStream:
 
     stream_id: str
     in_rate: int
-    frame_bytes: int
+    sample_bytes: int  # of one incoming sample, all its channels
     converter: StreamConverter
     chunks: list[np.ndarray] = field(default_factory=list)
     start: int = 0  # the first sample still kept (chunks[0][0])

@@ -5,8 +5,8 @@
 - ``peer_streams.PeerStreams``: the owner's audio in the player, ``played``;
 - ``feedback.Feedback``: state for ``--event-command``, our sounds, timers.
 
-The player reports to ``on_progress`` and ``on_played``, which tell each part
-what it needs to know.
+The coordinator subscribes to the player: its ``on_progress`` and ``on_played``
+tell each part what it needs to know.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ class SatelliteCoordinator:
         hooks: EventCommand | None = None,
         on_run: Callable[[], None] = lambda: None,
     ) -> None:
-        """``on_run`` is called at each ``run-satellite`` (it starts a mic file)."""
+        """``on_run`` is called at each ``run-satellite`` (it starts a mic file).
+
+        From here on the coordinator hears everything ``player`` reports.
+        """
         self._player = player
         self.feedback = Feedback(
             player, sounds, hooks, timer_repeat=settings.timer_repeat
@@ -54,6 +57,7 @@ class SatelliteCoordinator:
             (self.listener, self._streams, self.feedback),
             on_run,
         )
+        player.subscribe(self)
 
     async def handle_peer(self, peer: Peer) -> None:
         """Serve one connection until it closes, is dropped or stays silent."""

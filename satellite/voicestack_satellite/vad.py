@@ -1,4 +1,4 @@
-"""Voice activity detection with pymicro-vad (10 ms frames at 16 kHz)."""
+"""Voice activity detection with pymicro-vad (10 ms windows at 16 kHz)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from collections.abc import Callable
 import numpy as np
 from pymicro_vad import MicroVad
 
-FRAME_SAMPLES = 160  # 10 ms
+WINDOW_SAMPLES = 160  # 10 ms: what pymicro-vad judges at a time
 
 
 class SpeechDetector:
     """Tells, per chunk of any length, whether it holds speech.
 
-    Leftover samples that do not fill a 10 ms frame carry over to the next chunk,
+    Leftover samples that do not fill a 10 ms window carry over to the next chunk,
     so results do not depend on how the mic happens to chunk its audio.
     """
 
@@ -24,17 +24,17 @@ class SpeechDetector:
         self._leftover = np.zeros(0, dtype=np.int16)
 
     def process(self, samples: np.ndarray) -> tuple[bool, int]:
-        """Return (any frame was speech, index of the first speech frame's end).
+        """Return (any window was speech, index of the first speech window's end).
 
         The index is relative to ``samples`` (-1 when no speech).
         """
         audio = np.concatenate([self._leftover, samples])
-        usable = len(audio) - len(audio) % FRAME_SAMPLES
+        usable = len(audio) - len(audio) % WINDOW_SAMPLES
         first = -1
-        for start in range(0, usable, FRAME_SAMPLES):
-            frame = audio[start : start + FRAME_SAMPLES].tobytes()
-            if self._process_10ms(frame) >= self._threshold and first < 0:
-                first = max(0, start + FRAME_SAMPLES - len(self._leftover))
+        for start in range(0, usable, WINDOW_SAMPLES):
+            window = audio[start : start + WINDOW_SAMPLES].tobytes()
+            if self._process_10ms(window) >= self._threshold and first < 0:
+                first = max(0, start + WINDOW_SAMPLES - len(self._leftover))
         self._leftover = audio[usable:]
         return first >= 0, first
 

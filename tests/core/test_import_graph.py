@@ -15,21 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "custom_components.voicestack"
 CORE = f"{PACKAGE}.core"
 
-# The one cycle still allowed: the six glue modules import each other in a
-# circle. It goes with the glue restructure of issue 17 (subscriptions instead of
-# slots, core/turn.py); once that is done this set is empty.
-KNOWN_GLUE_CYCLE = frozenset(
-    f"{PACKAGE}.{name}"
-    for name in (
-        "announcements",
-        "assist_satellite",
-        "entity",
-        "hub",
-        "modes",
-        "voice_loop",
-    )
-)
-
 
 def modules() -> dict[str, Path]:
     """Every module of the integration by dotted name (packages as their name)."""
@@ -100,11 +85,8 @@ def cycles(edges: Mapping[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def test_no_import_cycle_but_the_known_glue_one() -> None:
-    found = cycles(graph())
-
-    assert [sorted(cycle) for cycle in found if cycle != KNOWN_GLUE_CYCLE] == []
-    assert KNOWN_GLUE_CYCLE in found, "the glue cycle is gone: empty the exception"
+def test_no_import_cycle() -> None:
+    assert [sorted(cycle) for cycle in cycles(graph())] == []
 
 
 def test_the_walk_sees_type_checking_and_function_level_imports(

@@ -64,7 +64,7 @@ async def test_sentences_stream_in_order_with_offsets() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
-        speaker.speak(parts(("One.", pcm(0.5)), ("Two.", pcm(0.25))))
+        speaker.play(parts(("One.", pcm(0.5)), ("Two.", pcm(0.25))))
     )
     while "audio-stop" not in link.types():
         await asyncio.sleep(0)
@@ -89,8 +89,8 @@ async def test_sentences_stream_in_order_with_offsets() -> None:
 async def test_a_second_playback_waits_for_played() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
-    first = asyncio.create_task(speaker.speak(parts(("First.", pcm(0.1)))))
-    second = asyncio.create_task(speaker.speak(parts(("Second.", pcm(0.1)))))
+    first = asyncio.create_task(speaker.play(parts(("First.", pcm(0.1)))))
+    second = asyncio.create_task(speaker.play(parts(("Second.", pcm(0.1)))))
     for _ in range(50):
         await asyncio.sleep(0)
     assert link.types().count("audio-start") == 1  # the second one waits its turn
@@ -107,7 +107,7 @@ async def test_a_timeout_stops_playback_and_frees_the_speaker() -> None:
     speaker = Speaker(
         link.send, link.supports, playback_timeout_s=0.05, stop_grace_s=0.05
     )
-    playback = await speaker.speak(parts(("Hello.", pcm(0.01))))
+    playback = await speaker.play(parts(("Hello.", pcm(0.01))))
 
     assert playback.outcome == "timeout"
     assert link.types()[-1] == "voicestack-flush"
@@ -118,7 +118,7 @@ async def test_a_playback_cut_short_by_stop_says_so() -> None:
     """A voice response cut by a critical announcement is not ``played``."""
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
-    task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
+    task = asyncio.create_task(speaker.play(parts(("A long answer.", pcm(5.0)))))
     while "audio-stop" not in link.types():
         await asyncio.sleep(0)
     stopping = asyncio.create_task(speaker.stop())
@@ -127,7 +127,7 @@ async def test_a_playback_cut_short_by_stop_says_so() -> None:
     speaker.played()  # the satellite confirms the flush
     assert await stopping
     assert (await task).outcome == "stopped"
-    after = asyncio.create_task(speaker.speak(parts(("Next.", pcm(0.01)))))
+    after = asyncio.create_task(speaker.play(parts(("Next.", pcm(0.01)))))
     while link.types().count("audio-stop") < 2:
         await asyncio.sleep(0)
     speaker.played()
@@ -137,7 +137,7 @@ async def test_a_playback_cut_short_by_stop_says_so() -> None:
 async def test_a_lost_link_ends_the_wait() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
-    task = asyncio.create_task(speaker.speak(parts(("Hello.", pcm(0.1)))))
+    task = asyncio.create_task(speaker.play(parts(("Hello.", pcm(0.1)))))
     while "audio-stop" not in link.types():
         await asyncio.sleep(0)
     speaker.lost()
@@ -157,7 +157,7 @@ async def test_a_loss_before_the_audio_started_is_not_this_playbacks() -> None:
         await synthesized.wait()
         yield "Hello.", pcm(0.1)
 
-    task = asyncio.create_task(speaker.speak(slow_parts()))
+    task = asyncio.create_task(speaker.play(slow_parts()))
     await asyncio.sleep(0)
     speaker.lost()  # the satellite restarts meanwhile, and is back
     synthesized.set()
@@ -171,16 +171,16 @@ async def test_a_loss_before_the_audio_started_is_not_this_playbacks() -> None:
 async def test_nothing_is_sent_while_disconnected() -> None:
     link = RecordingLink(connected=False)
     speaker = Speaker(link.send, link.supports)
-    playback = await speaker.speak(parts(("Hello.", pcm(0.1))))
+    playback = await speaker.play(parts(("Hello.", pcm(0.1))))
     assert playback.outcome == "lost"
-    assert (await Speaker(link.send, link.supports).speak(parts())).outcome == "empty"
+    assert (await Speaker(link.send, link.supports).play(parts())).outcome == "empty"
 
 
 async def test_a_format_change_opens_a_new_stream_and_waits_for_both() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
-        speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
+        speaker.play(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
     )
     while link.types().count("audio-stop") < 2:
         await asyncio.sleep(0)
@@ -199,7 +199,7 @@ async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> N
         yield "One.", pcm(0.1)
         raise RuntimeError("TTS engine went away")
 
-    task = asyncio.create_task(speaker.speak(broken()))
+    task = asyncio.create_task(speaker.play(broken()))
     while "voicestack-flush" not in link.types():
         await asyncio.sleep(0)
     speaker.played()  # the satellite confirms the flush
@@ -207,7 +207,7 @@ async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> N
         await task
     assert link.types()[-2:] == ["audio-stop", "voicestack-flush"]
     assert not speaker.busy
-    follow = asyncio.create_task(speaker.speak(parts(("Two.", pcm(0.1)))))
+    follow = asyncio.create_task(speaker.play(parts(("Two.", pcm(0.1)))))
     while link.types().count("audio-stop") < 2:
         await asyncio.sleep(0)
     speaker.played()
@@ -223,14 +223,14 @@ async def test_every_stream_has_its_own_id() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
-        speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
+        speaker.play(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
     )
     await until_sent(link, "audio-stop", 2)
     first, second = link.streams()
     speaker.played(first, "played")
     speaker.played(second, "played")
     assert (await task).outcome == "played"
-    again = asyncio.create_task(speaker.speak(parts(("C.", pcm(0.1)))))
+    again = asyncio.create_task(speaker.play(parts(("C.", pcm(0.1)))))
     await until_sent(link, "audio-stop", 3)
     (third,) = link.streams()[2:]
     speaker.played(third, "played")
@@ -248,7 +248,7 @@ async def test_a_played_of_a_stream_not_open_is_ignored() -> None:
     """
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
-    task = asyncio.create_task(speaker.speak(parts(("Hello.", pcm(0.1)))))
+    task = asyncio.create_task(speaker.play(parts(("Hello.", pcm(0.1)))))
     await until_sent(link, "audio-stop")
     speaker.played("a-stream-from-before", "played")
     for _ in range(20):
@@ -265,7 +265,7 @@ async def test_a_bare_played_ends_the_oldest_stream() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
     task = asyncio.create_task(
-        speaker.speak(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
+        speaker.play(parts(("A.", pcm(0.1, 22050)), ("B.", pcm(0.1, 16000))))
     )
     await until_sent(link, "audio-stop", 2)
     speaker.played()
@@ -280,7 +280,7 @@ async def test_a_stream_the_satellite_flushed_was_not_played() -> None:
     """Cut short at the satellite (a wake word): ``flushed``, not ``played``."""
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports)
-    task = asyncio.create_task(speaker.speak(parts(("A long answer.", pcm(5.0)))))
+    task = asyncio.create_task(speaker.play(parts(("A long answer.", pcm(5.0)))))
     await until_sent(link, "audio-stop")
     (stream,) = link.streams()
     speaker.played(stream, "flushed")
@@ -293,7 +293,7 @@ async def test_audio_is_sent_at_most_the_lead_ahead_of_playback() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
     chunk_s = CHUNK_FRAMES / 16000
-    task = asyncio.create_task(speaker.speak(parts(("A story.", pcm(3.0, 16000)))))
+    task = asyncio.create_task(speaker.play(parts(("A story.", pcm(3.0, 16000)))))
     for step, elapsed in ((0.0, 0.0), (0.5, 0.5), (1.0, 1.5)):
         clock.advance(step)
         for _ in range(100):
@@ -313,7 +313,7 @@ async def test_nothing_more_is_sent_once_stopped() -> None:
     link = RecordingLink()
     speaker = Speaker(link.send, link.supports, lead_s=1.0, clock=clock)
     task = asyncio.create_task(
-        speaker.speak(parts(("One.", pcm(2.0, 16000)), ("Two.", pcm(2.0, 16000))))
+        speaker.play(parts(("One.", pcm(2.0, 16000)), ("Two.", pcm(2.0, 16000))))
     )
     for _ in range(100):
         await asyncio.sleep(0)

@@ -15,6 +15,7 @@ from homeassistant.core import Event, HomeAssistant
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
 from custom_components.voicestack.hub import SatelliteHub
+from custom_components.voicestack.runtime import SatelliteRuntime
 from devstack import speech
 from devstack.satellite import satellite
 from devstack.waiting import wait_for
@@ -29,10 +30,15 @@ class Dialog:
     """A satellite with a live mic, and what Home Assistant made of each turn."""
 
     hass: HomeAssistant
-    hub: SatelliteHub
+    runtime: SatelliteRuntime
     mic: LiveMic
     utterances: list[Event]
     tmp_path: Path
+
+    @property
+    def hub(self) -> SatelliteHub:
+        """The satellite's hub (link, Speaker, shared state)."""
+        return self.runtime.hub
 
     async def wake_and_say(self, text: str) -> Event:
         """Say "Hey Jarvis", pause for the chime, then say ``text``."""
@@ -88,5 +94,5 @@ async def open_dialog(
     utterances: list[Event] = []
     stack.callback(hass.bus.async_listen(EVENT_UTTERANCE, utterances.append))
     entry = await add_voicestack(hass, stack, sat, options=options)
-    await wait_for(lambda: entry.runtime_data.connected, 10, "connected")
+    await wait_for(lambda: entry.runtime_data.hub.connected, 10, "connected")
     return Dialog(hass, entry.runtime_data, mic, utterances, tmp_path)

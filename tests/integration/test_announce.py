@@ -21,9 +21,11 @@ import pytest
 
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.hub import SatelliteHub
+from custom_components.voicestack.runtime import SatelliteRuntime
 from custom_components.voicestack.speech_output import synthesize_sentences
 from devstack import servers, speech
 from devstack.satellite import satellite
+from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.assist import (
     add_voicestack,
@@ -72,7 +74,7 @@ async def loaded_satellite(
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
-) -> tuple[SatelliteHub, list[Event]]:
+) -> tuple[SatelliteRuntime, list[Event]]:
     """Assist, a satellite hearing silence, its entry; events recorded."""
     await set_up_assist(hass, stack, tmp_path, piper, whisper)
     mic = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
@@ -81,7 +83,7 @@ async def loaded_satellite(
     await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
     events: list[Event] = []
     stack.callback(hass.bus.async_listen("voicestack_announcement", events.append))
-    return entry.runtime_data, events
+    return runtime_of(entry), events
 
 
 def statuses(events: list[Event], status: str) -> list[dict[str, Any]]:
@@ -93,8 +95,8 @@ async def test_a_burst_is_merged_and_never_overlaps(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
 ) -> None:
     async with AsyncExitStack() as stack:
-        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
-        wire = WireLog(hub)
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        wire = WireLog(runtime.hub)
         receipts = []
         started = time.monotonic()
         for n in range(20):
@@ -106,9 +108,13 @@ async def test_a_burst_is_merged_and_never_overlaps(
             )
             receipts += response["announcements"]
         assert time.monotonic() - started < 1.0
-        await wait_for(lambda: hub.announcer.snapshot().queued == 0, 60, "all said")
-        await wait_for(lambda: not hub.speaker.busy, 10, "speaker free")
-        snapshot = hub.announcer.snapshot()
+        await wait_for(
+            lambda: runtime.announcements.announcer.snapshot().queued == 0,
+            60,
+            "all said",
+        )
+        await wait_for(lambda: not runtime.hub.speaker.busy, 10, "speaker free")
+        snapshot = runtime.announcements.announcer.snapshot()
 
     said = statuses(events, "started")
     assert 1 <= len(said) <= 3
@@ -124,12 +130,11 @@ async def test_a_critical_interrupts_and_starts_quickly(
 ) -> None:
     critical = "Smoke in the kitchen."
     async with AsyncExitStack() as stack:
-        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
         # What text-to-speech alone costs for the critical message.
         tts_started = time.monotonic()
-        satellite_entity = hass.data["assist_satellite"].get_entity(SATELLITE)
         async for _sentence, _pcm in synthesize_sentences(
-            hass, satellite_entity.pipeline(), [critical]
+            hass, runtime.hub.pipeline(), [critical]
         ):
             pass
         tts_s = time.monotonic() - tts_started
@@ -145,7 +150,7 @@ async def test_a_critical_interrupts_and_starts_quickly(
         await wait_for(
             lambda: len(statuses(events, "finished")) >= 1, 30, "critical said"
         )
-        first_audio = hub.speaker.last.first_audio_at
+        first_audio = runtime.hub.speaker.last.first_audio_at
 
     interrupted = statuses(events, "interrupted")
     assert len(interrupted) == 1
@@ -166,19 +171,19 @@ async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
         first = satellite(tmp_path, "--mic-file", str(mic))
         sat = await first.__aenter__()
         entry = await add_voicestack(hass, stack, sat)
-        hub: SatelliteHub = entry.runtime_data
+        runtime = runtime_of(entry)
         await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
         events: list[Event] = []
         stack.callback(hass.bus.async_listen("voicestack_announcement", events.append))
         await announce(hass, message=message, priority="high", category="warning")
         await wait_for(lambda: statuses(events, "started"), 20, "started")
         await first.__aexit__(None, None, None)  # gone mid-announcement
-        await wait_for(lambda: not hub.connected, 10, "disconnected")
+        await wait_for(lambda: not runtime.hub.connected, 10, "disconnected")
         await stack.enter_async_context(
             satellite(tmp_path, "--mic-file", str(mic), port=sat.port)
         )
         await wait_for(lambda: statuses(events, "finished"), 60, "said after reconnect")
-        snapshot = hub.announcer.snapshot()
+        snapshot = runtime.announcements.announcer.snapshot()
 
     (finished,) = statuses(events, "finished")
     assert finished["text"] == message
@@ -225,14 +230,18 @@ async def test_a_critical_said_while_tts_is_down_is_said_once_it_is_back(
     message = "Smoke in the kitchen. Leave the house."
     async with AsyncExitStack() as stack:
         piper = stack.enter_context(servers.piper_server())
-        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
         piper.process.terminate()  # the engine goes down
         await asyncio.to_thread(piper.process.wait)
         await announce(hass, message=message, priority="critical")
-        await wait_for(lambda: hub.announcer.snapshot().retries >= 1, 20, "a retry")
+        await wait_for(
+            lambda: runtime.announcements.announcer.snapshot().retries >= 1,
+            20,
+            "a retry",
+        )
         stack.enter_context(servers.piper_server(piper.port))  # and comes back
         await wait_for(lambda: statuses(events, "finished"), 60, "said at last")
-        snapshot = hub.announcer.snapshot()
+        snapshot = runtime.announcements.announcer.snapshot()
 
     (finished,) = statuses(events, "finished")
     assert finished["text"] == message
@@ -248,10 +257,10 @@ async def test_a_reload_says_what_was_queued_first(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
 ) -> None:
     async with AsyncExitStack() as stack:
-        hub, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
         for text in ("The dryer is done.", "The mail has arrived."):
             await announce(hass, message=text, source=text)  # in the merge window
-        assert await hass.config_entries.async_reload(hub.entry.entry_id)
+        assert await hass.config_entries.async_reload(runtime.hub.entry.entry_id)
         await hass.async_block_till_done()
 
     assert statuses(events, "dropped") == []
@@ -264,9 +273,8 @@ async def test_targets_as_home_assistant_names_them(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
 ) -> None:
     async with AsyncExitStack() as stack:
-        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
-        assert hub.satellite is not None
-        device_id = hub.satellite.device_id
+        runtime, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        device_id = runtime.hub.device_id()
         empty_area = ar.async_get(hass).async_get_or_create("Garage")
         targets = {
             "the target field, all": {"target": "all"},
@@ -286,7 +294,7 @@ async def test_targets_as_home_assistant_names_them(
         with pytest.raises(ServiceValidationError) as light:
             await announce(hass, message="x", entity_id="light.kitchen")
 
-    assert said == {name: [hub.satellite_id] for name in targets}
+    assert said == {name: [runtime.hub.satellite_id] for name in targets}
     assert empty.value.translation_key == "announce_no_satellite"
     assert light.value.translation_key == "not_a_satellite_entity"
 
@@ -299,9 +307,11 @@ async def test_metrics_view_balances_and_is_503_when_unloaded(
     whisper: servers.Server,
 ) -> None:
     async with AsyncExitStack() as stack:
-        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        runtime, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
         await announce(hass, message="Hello there.", priority="low")
-        await wait_for(lambda: hub.announcer.snapshot().spoken == 1, 30, "said")
+        await wait_for(
+            lambda: runtime.announcements.announcer.snapshot().spoken == 1, 30, "said"
+        )
         client = await hass_client()
         loaded = await client.get("/api/voicestack/metrics")
         body = await loaded.json()
@@ -318,8 +328,8 @@ async def test_options_are_validated_per_field_and_applied_at_once(
     hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
 ) -> None:
     async with AsyncExitStack() as stack:
-        hub, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
-        entry = hub.entry
+        runtime, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        entry = runtime.hub.entry
         menu = await hass.config_entries.options.async_init(entry.entry_id)
         form = await hass.config_entries.options.async_configure(
             menu["flow_id"], {"next_step_id": "announcements"}
@@ -331,7 +341,7 @@ async def test_options_are_validated_per_field_and_applied_at_once(
             bad["flow_id"], {"coalesce_window_s": 1.0, "template_warning": "{count} x"}
         )
         await hass.async_block_till_done()
-        applied = hub.announcer.options
+        applied = runtime.announcements.announcer.options
 
     assert bad["errors"] == {"template_warning": "invalid_template"}
     assert good["type"] == "create_entry"

@@ -38,6 +38,7 @@ from custom_components.voicestack.core.link import SatelliteLink
 from custom_components.voicestack.hub import SatelliteHub
 from devstack import speech
 from devstack.satellite import RunningSatellite, satellite
+from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
 
@@ -139,7 +140,7 @@ async def test_a_fault_at_any_stage_is_heard_once(
         satellite(first_dir, "--mic-file", str(mic))
     )
     entry = await add_voicestack(hass, stack, first)
-    hub: SatelliteHub = entry.runtime_data
+    runtime = runtime_of(entry)
     await wait_for(lambda: hass.states.get(SATELLITE).state == "idle", 10, "up")
     events: list[dict[str, Any]] = []
     stack.callback(
@@ -162,7 +163,7 @@ async def test_a_fault_at_any_stage_is_heard_once(
                 os.kill(pid, signal.SIGCONT)
 
         stack.callback(thaw)
-    stages = Stages(hub, stage, act)
+    stages = Stages(runtime.hub, stage, act)
     stack.callback(
         hass.bus.async_listen("voicestack_announcement", stages.on_announcement)
     )
@@ -183,8 +184,9 @@ async def test_a_fault_at_any_stage_is_heard_once(
     await wait_for(lambda: any(e["status"] == "finished" for e in events), 60, "said")
     await wait_for(lambda: last_state(now) == "idle", 20, "the satellite idle")
     finished = [e for e in events if e["status"] == "finished"]
-    seconds = hub.speaker.last.seconds if hub.speaker.last else 0.0
-    snapshot = hub.announcer.snapshot()
+    last = runtime.hub.speaker.last
+    seconds = last.seconds if last else 0.0
+    snapshot = runtime.announcements.announcer.snapshot()
     plays = complete_plays([first_dir, second_dir], seconds)
 
     assert [e["text"] for e in finished] == [MESSAGE]
@@ -215,7 +217,7 @@ async def test_a_played_with_a_stream_id_that_is_no_string_is_ignored(
     ended: list[tuple[str | None, str | None]] = []
     hub.speaker.played = lambda stream, state: ended.append((stream, state))  # type: ignore[method-assign]
     forwarded: list[str] = []
-    hub.on_satellite_event = lambda event: forwarded.append(event.type)
+    hub.async_subscribe_events(lambda event: forwarded.append(event.type))
 
     hub.link_event(WyomingEvent("played", {"stream": 5, "state": "played"}))
     hub.link_event(WyomingEvent("played", {"stream": "a-1", "state": 7}))

@@ -39,16 +39,18 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN, EVENT_DICTATION
 from custom_components.voicestack.core.router import Decision, Replies, Touched
-from custom_components.voicestack.core.routing import Utterance
+from custom_components.voicestack.core.router.route import Utterance
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
 from custom_components.voicestack.hub import SatelliteHub
 from custom_components.voicestack.modes import SHORTCUT_DONE, VoiceModes
 from custom_components.voicestack.recognize import EntityResolver
+from custom_components.voicestack.runtime import SatelliteRuntime
 from devstack import servers, speech
 from devstack.satellite import RunningSatellite, satellite
 from devstack.servers import VOICE
+from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.agents import use_agent
 from tests.integration.assist import (
@@ -80,16 +82,19 @@ class Loaded:
     process: RunningSatellite
 
     @property
+    def runtime(self) -> SatelliteRuntime:
+        """The entry's runtime data (new after a reload)."""
+        return runtime_of(self.entry)
+
+    @property
     def hub(self) -> SatelliteHub:
-        """The entry's hub (a new one after a reload)."""
-        return self.entry.runtime_data
+        """The entry's hub."""
+        return self.runtime.hub
 
     @property
     def modes(self) -> VoiceModes:
-        """The hub's voice modes."""
-        modes = self.hub.modes
-        assert modes is not None
-        return modes
+        """The entry's voice modes."""
+        return self.runtime.modes
 
     async def say(self, *texts: str) -> Decision:
         """Dispatch each transcript in turn; the last decision."""
@@ -212,7 +217,7 @@ async def test_selecting_always_listening_closes_frames_and_tells_the_satellite(
     assert sat.state(MODE) == "always_listening"
     assert sat.attribute(MODE, "stack") == ["base"]
     assert sat.attribute(MODE, "listen_mode") == "always_listening"
-    assert sat.hub.always_listening
+    assert sat.modes.always_listening
     await select_mode(hass, "wake_word")
     await wait_for(
         lambda: "Always listening: False" in sat.process.log_text(),
@@ -220,7 +225,7 @@ async def test_selecting_always_listening_closes_frames_and_tells_the_satellite(
         "satellite told",
     )
     assert sat.state(MODE) == "wake_word"
-    assert not sat.hub.always_listening
+    assert not sat.modes.always_listening
 
 
 async def test_always_listening_from_the_options_is_sent_on_connect(
@@ -576,7 +581,7 @@ async def test_an_llm_agent_reads_answers_that_are_not_word_for_word(
 async def test_a_light_is_not_asked_about(hass: HomeAssistant, start: Start) -> None:
     sat = await start()
 
-    route = await sat.hub.router(
+    route = await sat.modes.router(
         Utterance(
             text="turn on the kitchen light",
             satellite_id=sat.hub.satellite_id,
@@ -654,7 +659,7 @@ async def test_the_voice_picker_offers_the_engines_other_voices(
     assert picked.speak == REPLIES.voice_set.format(name=voices[0].name)
     assert picked.stack == ("base",)
     assert sat.entry.options["voice"] == voices[0].voice_id
-    assert sat.hub.voice == voices[0].voice_id
+    assert sat.hub.tts_voice == voices[0].voice_id
     assert sat.entry.state is ConfigEntryState.LOADED
     assert sat.modes.router is router  # a voice is no reason to reload
 
@@ -665,14 +670,14 @@ async def test_a_picked_voice_is_kept_without_a_reload(
     sat = await start()
     hub, router = sat.hub, sat.modes.router
 
-    hub.set_voice("en_GB-alan-low")
+    hub.set_tts_voice("en_GB-alan-low")
     await hass.async_block_till_done()
 
     assert sat.entry.options["voice"] == "en_GB-alan-low"
     assert sat.entry.state is ConfigEntryState.LOADED
     assert sat.hub is hub
     assert sat.modes.router is router
-    assert hub.voice == "en_GB-alan-low"
+    assert hub.tts_voice == "en_GB-alan-low"
 
 
 # -- options ------------------------------------------------------------------------------
@@ -709,8 +714,7 @@ async def test_announcer_options_apply_without_a_reload(
     assert sat.entry.state is ConfigEntryState.LOADED
     assert sat.hub is hub
     assert sat.modes.router is router
-    assert hub.announcer is not None
-    assert hub.announcer.options.dedup_s == 4.0
+    assert sat.runtime.announcements.announcer.options.dedup_s == 4.0
 
 
 # -- diagnostics --------------------------------------------------------------------------

@@ -60,8 +60,7 @@ async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
     # One line per note: runs of whitespace (whisper can write two spaces) are one.
     assert (frame, text) == ("dictation", " ".join(heard.split()))
     assert stamp[:2] == "20"
-    assert dialog.hub.modes is not None
-    assert dialog.hub.modes.router.mode == "wake_word"
+    assert dialog.runtime.modes.router.mode == "wake_word"
     started_reply, saved_reply = dialog.replies()
     assert "dictation" in words(started_reply)
     assert "notes" in words(saved_reply)
@@ -149,5 +148,4 @@ async def test_always_listening_acts_only_after_a_wake_phrase(
     assert chatter.data["wake_word"] is None
     assert (woken.data["frame"], woken.data["rule"]) == ("base", "wake")
     assert woken.data["wake_word"] is None
-    assert dialog.hub.modes is not None
-    assert dialog.hub.modes.router.mode == "always_listening"
+    assert dialog.runtime.modes.router.mode == "always_listening"

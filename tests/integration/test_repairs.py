@@ -52,7 +52,7 @@ async def test_a_satellite_run_elsewhere_raises_an_issue_until_voicestack_runs_i
 
         # The other owner left: VoiceStack runs the satellite, the issue is gone.
         await wait_for(
-            lambda: entry.runtime_data.connected, RECONNECT_S, "VoiceStack runs it"
+            lambda: entry.runtime_data.hub.connected, RECONNECT_S, "VoiceStack runs it"
         )
         assert issues.async_get_issue(DOMAIN, issue_id) is None
 
@@ -64,7 +64,7 @@ async def test_another_protocol_version_raises_an_issue_removed_with_the_entry(
     async with AsyncExitStack() as stack:
         sat = await _quiet_satellite(stack, tmp_path)
         entry = await add_voicestack(hass, stack, sat)
-        hub = entry.runtime_data
+        hub = entry.runtime_data.hub
         await wait_for(lambda: hub.connected, 15, "connected")
         issue_id = f"protocol_mismatch_{entry.entry_id}"
         assert issues.async_get_issue(DOMAIN, issue_id) is None

@@ -163,11 +163,10 @@ async def test_start_conversation_gives_the_agent_its_prompt_and_the_satellite(
     await dialog.wake_and_say("What is the weather like today?")
 
     first, second = agent.inputs
-    assert dialog.hub.satellite is not None
     assert words(first.text) == words("yes in the kitchen please"), dialog.heard()
     assert first.extra_system_prompt == prompt
     assert first.satellite_id == SATELLITE
-    assert first.device_id == dialog.hub.satellite.device_id
+    assert first.device_id == dialog.hub.device_id()
     assert first.device_id is not None
     # Given once, as Home Assistant's own satellites give it.
     assert second.extra_system_prompt is None

@@ -124,7 +124,7 @@ async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(
             "switch", "turn_off", {"entity_id": MUTE}, blocking=True
         )
         await asyncio.sleep(0.2)
-        stats = entry.runtime_data.link.stats
+        stats = entry.runtime_data.hub.link.stats
 
     assert unavailable == "unavailable"
     assert stats.connects == 2
@@ -176,9 +176,9 @@ async def test_diagnostics_hide_the_address_the_satellite_id_and_what_was_said(
             satellite(tmp_path, "--mic-file", str(wav))
         )
         entry = await add_voicestack(hass, stack, sat)
-        hub = entry.runtime_data
+        hub = entry.runtime_data.hub
         await wait_for(lambda: hub.connected, 10, "connected")
-        playback = await hub.speaker.speak(parts())
+        playback = await hub.speaker.play(parts())
         sat.process.kill()
         await wait_for(
             lambda: (hub.link.stats.last_error or "").startswith("cannot connect"),

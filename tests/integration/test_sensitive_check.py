@@ -73,8 +73,7 @@ async def loaded_dialog(
 ) -> Dialog:
     """A satellite whose sensitive check has a deadline nothing meets."""
     dialog = await open_dialog(hass, stack, tmp_path)
-    assert dialog.hub.modes is not None
-    dialog.hub.modes.router.kit.hooks.agent.resolve_timeout_s = DEADLINE_S
+    dialog.runtime.modes.router.kit.hooks.agent.resolve_timeout_s = DEADLINE_S
     return dialog
 
 

@@ -49,6 +49,7 @@ from devstack.fake_satellite import FakeSatellite
 from devstack.manual_clock import ManualClock
 from devstack.satellite import satellite
 from devstack.spoken_request import spoken_request
+from devstack.voicestack_entry import runtime_of, satellite_entity
 from devstack.waiting import wait_for
 from tests.integration.assist import (
     IDLE,
@@ -89,7 +90,7 @@ async def test_a_spoken_command_switches_the_light_and_is_answered(
         entry = await add_voicestack(hass, stack, sat)
         await wait_for(log.answered, RUN_TIMEOUT_S, "responding, then idle again")
         states = log.names()
-        playback = entry.runtime_data.speaker.last
+        playback = runtime_of(entry).hub.speaker.last
         playing_s = log.last_entered(IDLE) - log.last_entered(RESPONDING)
 
     assert hass.states.get(LIGHT).state == STATE_ON
@@ -182,7 +183,7 @@ async def test_tts_down_still_acts_and_the_next_request_works(
         await wait_for(
             lambda: hass.states.get(SATELLITE).state == IDLE, 5, "idle again"
         )
-        assert not entry.runtime_data.speaker.busy
+        assert not runtime_of(entry).hub.speaker.busy
 
     failures = [
         r
@@ -216,7 +217,7 @@ async def test_a_satellite_lost_mid_request_leaves_ha_ready_for_the_next(
             lambda: hass.states.get(SATELLITE).state == "unavailable", 10, "lost"
         )
         light_during = hass.states.get(LIGHT).state
-        in_progress = entry.runtime_data.assist_in_progress
+        in_progress = runtime_of(entry).hub.assist_in_progress
 
         await stack.enter_async_context(
             satellite(tmp_path, "--mic-file", str(full), port=sat.port)
@@ -257,7 +258,7 @@ async def test_announce_plays_through_the_speaker(
             20,
             "the announcement was said",
         )
-        playback = entry.runtime_data.speaker.last
+        playback = runtime_of(entry).hub.speaker.last
         states = log.names()
 
     assert states[-2:] == [RESPONDING, IDLE]
@@ -377,10 +378,12 @@ async def endless_request(
         peer = await stack.enter_async_context(FakeSatellite())
         entry = await add_voicestack(hass, stack, peer)  # type: ignore[arg-type]
         await wait_for(lambda: peer.running, 10, "run-satellite")
-        hub = entry.runtime_data
-        await wait_for(lambda: hub.satellite is not None, 10, "the entity")
-        assert hub.satellite is not None
-        yield Endless(peer, hub.satellite.voice, pipeline, stack)
+        await wait_for(
+            lambda: satellite_entity(hass, entry) is not None, 10, "the entity"
+        )
+        entity = satellite_entity(hass, entry)
+        assert entity is not None
+        yield Endless(peer, entity.voice_loop, pipeline, stack)
 
 
 def _limit_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

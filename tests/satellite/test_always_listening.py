@@ -11,12 +11,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from wyoming.audio import AudioChunk
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 
 from devstack import speech
 from devstack.satellite import read_until, satellite
+from tests.satellite.owner import audio_of, take_ownership
 
 FIRST = "Turn on the porch light."
 SECOND = "And the hallway, please."
@@ -30,24 +30,11 @@ def _two_segments(tmp_path: Path) -> Path:
     )
 
 
-async def _take_ownership(client: AsyncTcpClient) -> None:
-    """As VoiceStack does: hello with an end-of-speech time, run, continuous."""
-    await client.write_event(
-        Event("voicestack-hello", {"protocol": 1, "end_of_speech_s": 0.7})
-    )
-    await client.write_event(Event("run-satellite"))
-
-
-async def _request_audio(client: AsyncTcpClient) -> tuple[Event, bytes]:
+async def _next_request(client: AsyncTcpClient) -> tuple[Event, bytes]:
     """The next request's run-pipeline and its audio up to audio-stop."""
     run, _ = await read_until(client, "run-pipeline", 10)
     _, seen = await read_until(client, "audio-stop", 10)
-    audio = b"".join(
-        AudioChunk.from_event(event).audio
-        for event in seen
-        if AudioChunk.is_type(event.type)
-    )
-    return run, audio
+    return run, audio_of(seen)
 
 
 async def test_each_speech_segment_becomes_a_request(tmp_path: Path) -> None:
@@ -55,10 +42,10 @@ async def test_each_speech_segment_becomes_a_request(tmp_path: Path) -> None:
         satellite(tmp_path, "--mic-file", str(_two_segments(tmp_path))) as sat,
         sat.connect() as client,
     ):
-        await _take_ownership(client)
+        await take_ownership(client, end_of_speech_s=0.7)
         await client.write_event(Event("voicestack-listen", {"continuous": True}))
-        first_run, first = await _request_audio(client)
-        second_run, second = await _request_audio(client)
+        first_run, first = await _next_request(client)
+        second_run, second = await _next_request(client)
 
     assert first_run.data.get("wake_word_name") is None
     assert second_run.data.get("wake_word_name") is None
@@ -82,7 +69,7 @@ async def test_speech_starts_nothing_once_stopped(tmp_path: Path, stop: Event) -
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await _take_ownership(client)
+        await take_ownership(client, end_of_speech_s=0.7)
         await client.write_event(Event("voicestack-listen", {"continuous": True}))
         await client.write_event(stop)
         # The mic file plays in real time from run-satellite: wait it out.

@@ -11,12 +11,12 @@ from pathlib import Path
 import time
 
 import numpy as np
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
 from scripts.make_sounds import render
+from tests.satellite.owner import read_audio, send_stream
 from voicestack_satellite.sounds import KINDS, default_path
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
@@ -36,8 +36,8 @@ def _chunks_of(audio: bytes) -> list[np.ndarray]:
     return [samples[i : i + CHUNK] for i in range(0, len(samples), CHUNK)]
 
 
-async def _request_audio(tmp_path: Path, *args: str) -> tuple[int, bytes, list[Path]]:
-    """Wake the satellite with COMMAND and send a transcript.
+async def _woken_request(tmp_path: Path, *args: str) -> tuple[int, bytes, list[Path]]:
+    """Wake the satellite with COMMAND, read 3 s of the request, send a transcript.
 
     Returns the preroll length, the request audio and the sound files written.
     """
@@ -50,10 +50,7 @@ async def _request_audio(tmp_path: Path, *args: str) -> tuple[int, bytes, list[P
     ):
         await run_satellite(client)
         preroll, _ = await read_until(client, "voicestack-preroll", 10)
-        audio = b""
-        while len(audio) < 3 * 32000:
-            event, _ = await read_until(client, "audio-chunk", 5)
-            audio += AudioChunk.from_event(event).audio
+        audio = await read_audio(client, 3.0)
         await client.write_event(Event("transcript", {"text": "kitchen lights"}))
         await read_until(client, "audio-stop", 5)
         # The done chime plays after the transcript; give it time to finish.
@@ -67,7 +64,7 @@ async def _request_audio(tmp_path: Path, *args: str) -> tuple[int, bytes, list[P
 
 
 async def test_awake_chime_mutes_the_request_while_it_plays(tmp_path: Path) -> None:
-    preroll, audio, sounds = await _request_audio(tmp_path)
+    preroll, audio, sounds = await _woken_request(tmp_path)
 
     assert [p.name.split(".")[1].split("-")[0] for p in sounds] == ["awake", "done"]
     live = _chunks_of(audio[preroll * 2 :])
@@ -80,7 +77,7 @@ async def test_awake_chime_mutes_the_request_while_it_plays(tmp_path: Path) -> N
 
 
 async def test_no_sounds_and_no_mute_send_the_mic_as_is(tmp_path: Path) -> None:
-    preroll, audio, sounds = await _request_audio(
+    preroll, audio, sounds = await _woken_request(
         tmp_path, "--no-sounds", "--no-mute-during-awake"
     )
 
@@ -147,11 +144,7 @@ async def test_wake_word_during_playback_stops_it_and_starts_a_request(
         sat.connect() as client,
     ):
         await run_satellite(client)
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply)
         started = time.monotonic()
         run, before = await read_until(client, "run-pipeline", 10)
         stopped_after = time.monotonic() - started
@@ -181,10 +174,7 @@ async def test_listen_now_streams_speech_without_a_wake_word(tmp_path: Path) -> 
         await client.write_event(Event("voicestack-listen", {"timeout": 5}))
         run, _ = await read_until(client, "run-pipeline", 5)
         preroll, _ = await read_until(client, "voicestack-preroll", 2)
-        audio = b""
-        while len(audio) < 3 * 32000:
-            event, _ = await read_until(client, "audio-chunk", 5)
-            audio += AudioChunk.from_event(event).audio
+        audio = await read_audio(client, 3.0)
 
     assert run.data.get("wake_word_name") is None
     assert preroll.data["samples"] > 0  # the onset is not clipped
@@ -222,11 +212,7 @@ async def test_a_wake_word_uses_up_an_open_listen_window(tmp_path: Path) -> None
     ):
         await run_satellite(client)
         await client.write_event(Event("voicestack-listen", {"timeout": 30}))
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=answer).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, answer)
         run, _ = await read_until(client, "run-pipeline", 10)
         await client.write_event(Event("transcript", {"text": "kitchen lights"}))
         await asyncio.sleep(speech.seconds(pcm))  # the rest of the mic file
@@ -278,11 +264,7 @@ async def test_event_command_sees_every_state_of_a_request(tmp_path: Path) -> No
         await read_until(client, "audio-start", 10)
         await client.write_event(Event("transcript", {"text": "kitchen lights"}))
         await read_until(client, "audio-stop", 5)
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply)
         await read_until(client, "played", 5)
         await client.write_event(Event("pause-satellite"))
         await client.write_event(Event("ping", {"text": "x"}))

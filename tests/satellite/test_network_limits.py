@@ -25,7 +25,13 @@ from wyoming.audio import AudioChunk
 from wyoming.event import Event
 
 from devstack import speech
-from devstack.satellite import CLI, read_until, run_satellite, satellite
+from devstack.satellite import (
+    CLI,
+    RunningSatellite,
+    read_until,
+    run_satellite,
+    satellite,
+)
 from voicestack_satellite.mic_loop import (
     GIVE_UP_CHUNKS,
     REPORT_EVERY_CHUNKS,
@@ -120,6 +126,15 @@ async def _read_type(reader: asyncio.StreamReader, kind: str) -> dict:
 # -- item 4: a peer that stops reading ----------------------------------------------
 
 
+async def _take_over(sat: RunningSatellite) -> str:
+    """A new owner runs the satellite and pings: the pong's text ("mine")."""
+    async with sat.connect() as new_owner:
+        await run_satellite(new_owner)
+        await new_owner.write_event(Event("ping", {"text": "mine"}))
+        pong, _ = await read_until(new_owner, "pong", 5)
+    return pong.data["text"]
+
+
 async def test_an_owner_that_stops_reading_is_dropped_and_the_mic_keeps_listening(
     tmp_path: Path,
 ) -> None:
@@ -137,14 +152,11 @@ async def test_an_owner_that_stops_reading_is_dropped_and_the_mic_keeps_listenin
         )  # (no drain: the satellite stops reading this socket when it must)
         log = await _wait_for_log(sat, "Wake word hey_jarvis", count=2)
         await _wait_for_log(sat, f"Dropping {stuck_name}:")
-        async with sat.connect() as new_owner:
-            await run_satellite(new_owner)
-            await new_owner.write_event(Event("ping", {"text": "mine"}))
-            pong, _ = await read_until(new_owner, "pong", 5)
+        pong = await _take_over(sat)
         log = sat.log_text()
         stuck.transport.abort()
 
-    assert pong.data["text"] == "mine"
+    assert pong == "mine"
     dropped = _logged_at(log, f"Dropping {stuck_name}:")
     # Dropped when its queue overflowed or, at the latest, after --write-timeout
     # (default 5 s) plus the time to read the pings.
@@ -165,14 +177,11 @@ async def test_a_takeover_does_not_wait_for_an_old_owner_that_does_not_read(
         stuck.write(_wire("run-satellite") + _wire("ping", {"text": "x" * 6 * MiB}))
         await _wait_for_log(sat, "Run by")
         await asyncio.sleep(1.5)  # silent for longer than --owner-timeout
-        async with sat.connect() as new_owner:
-            await run_satellite(new_owner)
-            await new_owner.write_event(Event("ping", {"text": "mine"}))
-            pong, _ = await read_until(new_owner, "pong", 5)
+        pong = await _take_over(sat)
         log = sat.log_text()
         stuck.transport.abort()
 
-    assert pong.data["text"] == "mine"
+    assert pong == "mine"
     assert "handing the satellite to" in log  # the takeover, not the write timeout
 
 

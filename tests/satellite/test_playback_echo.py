@@ -18,7 +18,6 @@ import wave
 
 import numpy as np
 import pytest
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 
@@ -26,6 +25,8 @@ from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
 from tests.live_mic import LiveMic
 from tests.satellite import virtual_time
+from tests.satellite.owner import audio_of, send_stream, take_ownership
+from tests.satellite.playback_log import PlaybackLog
 from voicestack_satellite.latency import sound_command_latency_s
 from voicestack_satellite.player import BLOCK_S, Player
 from voicestack_satellite.settings import SettingsError, load
@@ -39,18 +40,6 @@ CHUNK = 1280  # the mic's chunk (80 ms)
 def _ramp(samples: int) -> np.ndarray:
     """Every sample a different value: a sample's value tells where it came from."""
     return (np.arange(samples) - samples // 2).astype(np.int16)
-
-
-async def _send_stream(client: AsyncTcpClient, samples: np.ndarray) -> None:
-    await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
-    pcm = samples.tobytes()
-    for start in range(0, len(pcm), 8192):
-        await client.write_event(
-            AudioChunk(
-                rate=RATE, width=2, channels=1, audio=pcm[start : start + 8192]
-            ).event()
-        )
-    await client.write_event(AudioStop().event())
 
 
 async def _wait_progress(client: AsyncTcpClient, at_least: int) -> None:
@@ -81,7 +70,7 @@ async def test_the_sound_file_holds_what_was_played_across_a_resume(
         sat.connect() as client,
     ):
         await run_satellite(client)
-        await _send_stream(client, stream)
+        await send_stream(client, stream.tobytes(), chunk_bytes=8192)
         await _wait_progress(client, RATE)
         await client.write_event(Event("voicestack-pause"))
         await client.write_event(Event("ping", {"text": "paused"}))
@@ -162,26 +151,19 @@ async def _play_on_card(
 ) -> tuple[_CardWithStartThreshold, dict[str, float]]:
     """Play STREAMS; the card, and when each stream's ``played`` came."""
     card = _CardWithStartThreshold(threshold_s)
-    loop = asyncio.get_running_loop()
-    played: dict[str, float] = {}
-    done = asyncio.Event()
-
-    def on_played(stream_id: str, _state: str) -> None:
-        played[stream_id] = loop.time()
-        if len(played) == len(STREAMS):
-            done.set()
-
-    player = Player(card, RATE, on_played=on_played, latency_s=latency_s)
+    log = PlaybackLog()
+    player = Player(card, RATE, latency_s=latency_s)
+    player.subscribe(log)
     player.start()
     try:
         for stream_id, samples in STREAMS:
             player.begin(stream_id, RATE, 2, 1)
             player.feed(stream_id, bytes(2 * samples))
             player.end(stream_id)
-        await done.wait()
+        await log.wait_ended(len(STREAMS))
     finally:
         await player.close()
-    return card, played
+    return card, log.ended_at
 
 
 def _last_samples_out(card: _CardWithStartThreshold) -> dict[str, float]:
@@ -317,17 +299,10 @@ async def _first_request_after_reply(
         sat.connect() as client,
         LiveMic(sat.process.stdin) as mic,
     ):
-        await client.write_event(
-            Event("voicestack-hello", {"protocol": 1, "end_of_speech_s": 0.7})
-        )
-        await client.write_event(Event("run-satellite"))
+        await take_ownership(client, end_of_speech_s=0.7)
         if listening == "continuous":
             await client.write_event(Event("voicestack-listen", {"continuous": True}))
-        await client.write_event(AudioStart(rate=RATE, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=RATE, width=2, channels=1, audio=reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply)
         heard: list[asyncio.Task[None]] = []
         fed = 0  # echo samples given to the mic
         async with asyncio.timeout(15):
@@ -349,9 +324,7 @@ async def _first_request_after_reply(
         await read_until(client, "run-pipeline", 15)
         _, request = await read_until(client, "audio-stop", 10)
         await asyncio.gather(*heard)
-    return b"".join(
-        AudioChunk.from_event(e).audio for e in request if AudioChunk.is_type(e.type)
-    )
+    return audio_of(request)
 
 
 def _holds(audio: bytes, part: bytes) -> bool:

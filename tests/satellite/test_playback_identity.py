@@ -16,7 +16,6 @@ import time
 
 import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.client import AsyncTcpClient
 from wyoming.event import Event, async_read_event, write_event
 
 from devstack import speech
@@ -28,24 +27,11 @@ from devstack.satellite import (
 )
 from devstack.waiting import wait_for
 from tests.satellite import virtual_time
+from tests.satellite.owner import send_stream
+from tests.satellite.playback_log import PlaybackLog, Progress
 from voicestack_satellite.player import MAX_AHEAD_S, Player
 
 RATE = 16000  # what speech.speak returns: 16-bit mono
-
-
-async def send_stream(
-    client: AsyncTcpClient, pcm: bytes, stream: object = None, *, end: bool = True
-) -> None:
-    """``audio-start`` (with ``stream`` as its id, if given), the audio, ``audio-stop``."""
-    start = AudioStart(rate=RATE, width=2, channels=1).event()
-    if stream is not None:
-        start.data["stream"] = stream
-    await client.write_event(start)
-    await client.write_event(
-        AudioChunk(rate=RATE, width=2, channels=1, audio=pcm).event()
-    )
-    if end:
-        await client.write_event(AudioStop().event())
 
 
 def silent_mic(tmp_path: Path) -> tuple[str, str]:
@@ -304,31 +290,27 @@ def test_the_owner_waits_at_the_bound_until_a_flush() -> None:
 def test_a_resume_goes_back_at_most_the_history_kept() -> None:
     """Played audio is let go 30 s behind; a resume before that starts there."""
 
-    async def scenario() -> list[tuple[int, str]]:
-        reports: list[tuple[int, str]] = []
-        player = Player(
-            NullCard(),
-            RATE,
-            on_progress=lambda _s, played, _t, state: reports.append((played, state)),
-        )
+    async def scenario() -> tuple[list[Progress], int]:
+        log = PlaybackLog()
+        player = Player(NullCard(), RATE)
+        player.subscribe(log)
         player.start()
         player.begin("1", RATE, 2, 1)
         for _ in range(60):  # as the network brings it: a second at a time
             await player.receive("1", speech.silence(1.0))
         player.end("1")
-        while not reports or reports[-1][0] < 45 * RATE:
+        while not log.progress or log.progress[-1].played < 45 * RATE:
             await asyncio.sleep(0.05)
         player.pause()
-        reports.append((-1, "resumed"))
+        resumed = len(log.progress)  # the reports from here on follow the resume
         player.resume(offset=0)
-        while reports[-1][1] != "played":
+        while log.progress[-1].state != "played":
             await asyncio.sleep(0.05)
         await player.close()
-        return reports
+        return log.progress, resumed
 
-    reports = virtual_time.run(scenario())
+    reports, resumed = virtual_time.run(scenario())
 
-    resumed = reports.index((-1, "resumed"))
-    first_after = reports[resumed + 1][0] / RATE
+    first_after = reports[resumed].played / RATE
     assert 15.0 <= first_after <= 15.2  # 45 s played, 30 s kept
-    assert reports[-1] == (60 * RATE, "played")
+    assert reports[-1] == ("1", 60 * RATE, 60 * RATE, "played")

@@ -7,7 +7,6 @@ from pathlib import Path
 import time
 
 import numpy as np
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 from zeroconf import Zeroconf
@@ -15,6 +14,7 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
+from tests.satellite.owner import read_audio, send_stream, take_ownership
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
 SERVICE = "_wyoming._tcp.local."
@@ -65,10 +65,7 @@ async def test_wake_word_streams_the_request_with_preroll(tmp_path: Path) -> Non
         run, _ = await read_until(client, "run-pipeline", 2)
         preroll, _ = await read_until(client, "voicestack-preroll", 2)
         await read_until(client, "audio-start", 2)
-        audio = b""
-        while len(audio) < 4 * 32000:
-            event, _ = await read_until(client, "audio-chunk", 5)
-            audio += AudioChunk.from_event(event).audio
+        audio = await read_audio(client, 4.0)
         await client.write_event(
             Event("transcript", {"text": "turn on the kitchen lights"})
         )
@@ -91,13 +88,7 @@ async def test_played_comes_when_the_last_sample_was_played(tmp_path: Path) -> N
         sat.connect() as client,
     ):
         await run_satellite(client)
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        for start in range(0, len(reply), 4096):
-            chunk = reply[start : start + 4096]
-            await client.write_event(
-                AudioChunk(rate=16000, width=2, channels=1, audio=chunk).event()
-            )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply, chunk_bytes=4096)
         sent_at = time.monotonic()
         _, before = await read_until(client, "played", 10)
         waited = time.monotonic() - sent_at
@@ -122,11 +113,7 @@ async def test_flush_silences_playback_within_a_block(tmp_path: Path) -> None:
         sat.connect() as client,
     ):
         await run_satellite(client)
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=long_reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, long_reply)
         await asyncio.sleep(0.5)
         await client.write_event(Event("voicestack-flush"))
         await read_until(client, "played", 5)
@@ -173,11 +160,7 @@ async def test_a_stock_peer_gets_no_extension_events(tmp_path: Path) -> None:
         _, before_audio = await read_until(client, "audio-start", 10)
         await client.write_event(Event("transcript", {"text": "kitchen lights"}))
         _, streamed = await read_until(client, "audio-stop", 5)
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply)
         _, playing = await read_until(client, "played", 5)
 
     seen = {e.type for e in before_audio + streamed + playing}
@@ -276,11 +259,8 @@ async def test_it_ends_the_request_itself_when_asked(tmp_path: Path) -> None:
         satellite(tmp_path, "--mic-file", str(wav)) as sat,
         sat.connect() as client,
     ):
-        await client.write_event(
-            Event("voicestack-hello", {"protocol": 1, "end_of_speech_s": 0.5})
-        )
         started = time.monotonic()
-        await client.write_event(Event("run-satellite"))
+        await take_ownership(client, end_of_speech_s=0.5)
         await read_until(client, "audio-start", 10)
         stop, _ = await read_until(client, "audio-stop", 5)
         ended = time.monotonic() - started

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.audio import AudioStart
 from wyoming.event import Event
 
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
+from tests.satellite.owner import send_stream
 from voicestack_satellite import protocol
 
 
@@ -106,11 +107,7 @@ async def test_a_satellite_logs_bad_extension_data_and_carries_on(
         await run_satellite(client)
         await client.write_event(Event(protocol.LISTEN, {"timeout": 90}))
         await client.write_event(Event(protocol.PAUSE, {}))
-        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
-        await client.write_event(
-            AudioChunk(rate=16000, width=2, channels=1, audio=reply).event()
-        )
-        await client.write_event(AudioStop().event())
+        await send_stream(client, reply)
         await client.write_event(Event(protocol.RESUME, {"offset": "start"}))
         played, seen = await read_until(client, "played", 10)
         log = sat.log_text()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from devstack import speech
+from tests.satellite.playback_log import PlaybackLog
 from voicestack_satellite.audio import StreamConverter
 from voicestack_satellite.endpoint import Endpointer
 from voicestack_satellite.hooks import MAX_UNREAD_BYTES, EventCommand
@@ -179,14 +180,9 @@ async def test_progress_after_a_flush_starts_with_the_next_stream() -> None:
     The position of the last report was shared between streams.
     """
     rate = 16000
-    reports: list[tuple[str, int, str]] = []
-    player = Player(
-        _NullSink(),
-        rate,
-        on_progress=lambda stream, played, _total, state: reports.append(
-            (stream, played, state)
-        ),
-    )
+    log = PlaybackLog()
+    player = Player(_NullSink(), rate)
+    player.subscribe(log)
     player.start()
     try:
         second = bytes(rate * 2)  # one second of 16-bit silence
@@ -194,19 +190,21 @@ async def test_progress_after_a_flush_starts_with_the_next_stream() -> None:
         player.feed("long", second * 3)
         player.end("long")
         async with asyncio.timeout(5):
-            while not any(s == "long" and p >= rate for s, p, _ in reports):
+            while not any(
+                r.stream_id == "long" and r.played >= rate for r in log.progress
+            ):
                 await asyncio.sleep(0.01)
         player.flush()
         player.begin("next", rate, 2, 1)
         player.feed("next", second)
         player.end("next")
         async with asyncio.timeout(5):
-            while ("next", rate, "played") not in reports:
+            while ("next", rate, rate, "played") not in log.progress:
                 await asyncio.sleep(0.01)
     finally:
         await player.close()
 
-    playing = [played for stream, played, state in reports if stream == "next"]
+    playing = [r.played for r in log.progress if r.stream_id == "next"]
     assert playing[0] <= 0.2 * rate  # its own first 0.1 s, not the flushed 1 s
     assert len(playing) >= 5
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 import itertools
 import logging
 import secrets
@@ -53,17 +54,26 @@ class SpokenSentence:
     samples: int
 
 
+class PlaybackOutcome(StrEnum):
+    """How one playback ended (a string: events and logs carry it as is)."""
+
+    PENDING = "pending"  # still playing
+    PLAYED = PLAYED  # to its end, confirmed by the satellite
+    STOPPED = "stopped"  # cut short by ``stop`` (a critical announcement)
+    FLUSHED = FLUSHED  # cut short by the satellite itself (a wake word)
+    TIMEOUT = "timeout"  # no ``played`` in time
+    LOST = "lost"  # the connection dropped
+    EMPTY = "empty"  # nothing to play
+
+
 @dataclass(slots=True)
 class Playback:
-    """What one ``speak`` call sent, and how it ended."""
+    """What one ``play`` call sent, and how it ended."""
 
     sentences: list[SpokenSentence] = field(default_factory=list)
     rate: int | None = None
     first_audio_at: float | None = None  # clock time the first chunk was sent
-    # played (to its end, confirmed) | stopped (by ``stop``) | flushed (cut short
-    # by the satellite itself, e.g. a wake word) | timeout (no ``played`` in
-    # time) | lost (the connection dropped) | empty (nothing to play)
-    outcome: str = "pending"
+    outcome: PlaybackOutcome = PlaybackOutcome.PENDING
 
     @property
     def seconds(self) -> float:
@@ -117,7 +127,7 @@ class Speaker:
         """Something is being said, or waits for its turn."""
         return self._lock.locked()
 
-    async def speak(self, parts: AsyncIterator[tuple[str, Pcm]]) -> Playback:
+    async def play(self, parts: AsyncIterator[tuple[str, Pcm]]) -> Playback:
         """Play ``(sentence, audio)`` parts in order as they arrive.
 
         Returns once the satellite played them, or the playback timed out or the
@@ -155,7 +165,7 @@ class Speaker:
                 if sent_format is not None:
                     await self._end_stream()
                 if not await self._start_stream(pcm):
-                    playback.outcome = "lost"
+                    playback.outcome = PlaybackOutcome.LOST
                     return playback
                 if sent_format is None:
                     # The playback's audio starts on the connection there is
@@ -170,10 +180,10 @@ class Speaker:
             if playback.first_audio_at is None:
                 playback.first_audio_at = self._clock.now()
             if not await self._send_audio(pcm, playback):
-                playback.outcome = "lost"
+                playback.outcome = PlaybackOutcome.LOST
                 return playback
         if sent_format is None:
-            playback.outcome = "empty"
+            playback.outcome = PlaybackOutcome.EMPTY
             return playback
         await self._end_stream()
         playback.outcome = await self._wait_played(playback.seconds)
@@ -221,7 +231,7 @@ class Speaker:
     async def _end_stream(self) -> None:
         await self._send(AudioStop().event())
 
-    async def _wait_played(self, audio_seconds: float) -> str:
+    async def _wait_played(self, audio_seconds: float) -> PlaybackOutcome:
         """Wait until every stream sent was played; stop it after the timeout."""
         try:
             async with asyncio.timeout(audio_seconds + self._playback_timeout_s):
@@ -232,14 +242,14 @@ class Speaker:
                 self._playback_timeout_s,
             )
             await self.stop()
-            return "timeout"
+            return PlaybackOutcome.TIMEOUT
         if self._lost:
-            return "lost"
+            return PlaybackOutcome.LOST
         # Cut short by ``stop`` (a critical announcement): its ``played`` is the
         # flush's, not the end of the audio.
         if self._stopped:
-            return "stopped"
-        return FLUSHED if self._flushed else PLAYED
+            return PlaybackOutcome.STOPPED
+        return PlaybackOutcome.FLUSHED if self._flushed else PlaybackOutcome.PLAYED
 
     async def _all_played(self) -> None:
         while self._open and not self._lost:

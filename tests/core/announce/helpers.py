@@ -1,6 +1,6 @@
 """Stand-ins for the Speaker's two callables, and small helpers for announcer tests.
 
-The announcer's logic needs no satellite: ``SpeakRecorder`` records what it is
+The announcer's logic needs no satellite: ``SayRecorder`` records what it is
 asked to say and ends each call when the test says so (or at once), so windows,
 interrupts and fates are checked exactly with a ``ManualClock``. The Speaker
 itself is tested against a real satellite elsewhere.
@@ -23,7 +23,7 @@ from devstack.manual_clock import ManualClock
 
 @dataclass
 class Call:
-    """One ``speak`` call."""
+    """One ``say`` call."""
 
     text: str
     ids: tuple[str, ...]
@@ -33,10 +33,10 @@ class Call:
 
 
 @dataclass
-class SpeakRecorder:
-    """``speak`` and ``stop`` for one satellite.
+class SayRecorder:
+    """``say`` and ``stop`` for one satellite.
 
-    ``hold``: each ``speak`` waits for ``finish``; otherwise it returns "played" at
+    ``hold``: each ``say`` waits for ``finish``; otherwise it returns "played" at
     once with the first audio "now". ``stop_gate``: ``stop`` waits for it.
     """
 
@@ -47,7 +47,7 @@ class SpeakRecorder:
     stop_gate: asyncio.Future[None] | None = None
     prefetched: list[str] = field(default_factory=list)  # texts synthesized early
 
-    async def speak(self, text: str, ids: tuple[str, ...]) -> Spoken:
+    async def say(self, text: str, ids: tuple[str, ...]) -> Spoken:
         """Record the call; end it now, or when the test says (``hold``)."""
         call = Call(
             text, ids, self.clock.now(), asyncio.get_running_loop().create_future()
@@ -132,13 +132,13 @@ def satellite(
     hold: bool = False,
     online: bool = True,
     **options: object,
-) -> tuple[SatelliteAnnouncer, SpeakRecorder, Events]:
+) -> tuple[SatelliteAnnouncer, SayRecorder, Events]:
     """A satellite announcer on ``clock`` with a recorder and an event list."""
-    recorder = SpeakRecorder(clock, hold=hold)
+    recorder = SayRecorder(clock, hold=hold)
     events = Events()
     announcer = SatelliteAnnouncer(
         "kitchen",
-        recorder.speak,
+        recorder.say,
         recorder.stop,
         clock=clock,
         options=AnnounceOptions(**options),  # type: ignore[arg-type]

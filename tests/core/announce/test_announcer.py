@@ -24,14 +24,14 @@ from custom_components.voicestack.core.announce.metrics import summarize
 from devstack.manual_clock import ManualClock
 from devstack.reproducible import seeded
 
-from .helpers import Events, SpeakRecorder, settle
+from .helpers import Events, SayRecorder, settle
 
 
 def announcer_with(
     clock: ManualClock,
     names: tuple[str, ...] = ("kitchen", "office"),
     **options: object,
-) -> tuple[Announcer, dict[str, SpeakRecorder], Events]:
+) -> tuple[Announcer, dict[str, SayRecorder], Events]:
     events = Events()
     announcer = Announcer(
         clock,
@@ -41,8 +41,8 @@ def announcer_with(
     )
     recorders = {}
     for name in names:
-        recorders[name] = SpeakRecorder(clock)
-        announcer.add_satellite(name, recorders[name].speak, recorders[name].stop)
+        recorders[name] = SayRecorder(clock)
+        announcer.add_satellite(name, recorders[name].say, recorders[name].stop)
     return announcer, recorders, events
 
 
@@ -89,7 +89,7 @@ async def test_bad_input_raises_with_a_code() -> None:
         announcer.announce("")
     with pytest.raises(AnnounceError):
         announcer.add_satellite(
-            "kitchen", SpeakRecorder(clock).speak, SpeakRecorder(clock).stop
+            "kitchen", SayRecorder(clock).say, SayRecorder(clock).stop
         )
 
 
@@ -201,7 +201,7 @@ async def test_remove_and_shutdown() -> None:
     assert announcer.announce("anyone?") == []
 
 
-class FloodSpeaker(SpeakRecorder):
+class FloodSpeaker(SayRecorder):
     """Ends calls at random: played, lost, stopped, failed, or left hanging a while."""
 
     def __init__(self, clock: ManualClock, rng: random.Random) -> None:
@@ -240,7 +240,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
     speakers = {}
     for name in ("kitchen", "office", "garage"):
         speakers[name] = FloodSpeaker(clock, rng)
-        announcer.add_satellite(name, speakers[name].speak, speakers[name].stop)
+        announcer.add_satellite(name, speakers[name].say, speakers[name].stop)
     texts = [f"event {n}" for n in range(40)]
     for _ in range(600):
         action = rng.random()

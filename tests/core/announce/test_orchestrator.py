@@ -1,6 +1,6 @@
 """One satellite's announcer: bursts merged, the critical path, offline, shutdown.
 
-``speak``/``stop`` are recorders (the Speaker is tested against a real satellite
+``say``/``stop`` are recorders (the Speaker is tested against a real satellite
 elsewhere); time is a ``ManualClock``, so every deadline is checked exactly.
 """
 

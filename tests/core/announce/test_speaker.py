@@ -1,7 +1,7 @@
 """The announcer driving the real ``Speaker``: a critical cuts in cleanly.
 
-The orchestrator's ``speak``/``stop`` are wired as the glue will wire them:
-``Speaker.speak`` with synthesized sentences (silence here: the audio's content
+The orchestrator's ``say``/``stop`` are wired as the glue will wire them:
+``Speaker.play`` with synthesized sentences (silence here: the audio's content
 does not matter) and ``Speaker.stop``. A link recorder plays the satellite: it
 confirms a flush at once and otherwise plays when the test says. The satellite
 must never have two streams open, and the critical must start only after the
@@ -74,18 +74,18 @@ async def test_a_critical_flushes_the_announcement_playing_and_then_plays() -> N
     speaker = Speaker(satellite.send, satellite.supports)
     satellite.speaker = speaker
 
-    async def speak(text: str, ids: tuple[str, ...]) -> Playback:
+    async def say(text: str, ids: tuple[str, ...]) -> Playback:
         async def parts() -> AsyncIterator[tuple[str, Pcm]]:
             for sentence in split_sentences(text):
                 await asyncio.sleep(0)  # synthesis takes a moment
                 yield sentence, Pcm(b"\x00\x00" * 1600, 16000, 2, 1)
 
-        return await speaker.speak(parts())
+        return await speaker.play(parts())
 
     events = Events()
     announcer = SatelliteAnnouncer(
         "kitchen",
-        speak,
+        say,
         speaker.stop,
         clock=LoopClock(),
         options=AnnounceOptions(coalesce_window_s=0),

@@ -25,7 +25,7 @@ from custom_components.voicestack.core.router import (
     VoiceRouter,
 )
 from custom_components.voicestack.core.router.hooks import ListenMode
-from custom_components.voicestack.core.routing import Route
+from custom_components.voicestack.core.router.route import Route
 from devstack.manual_clock import ManualClock
 
 
@@ -163,7 +163,7 @@ class Dialog:
     @property
     def stack(self) -> str:
         """The frame names, base first."""
-        return " > ".join(frame.name for frame in self.router.router.stack)
+        return " > ".join(frame.name for frame in self.router.frames.stack)
 
 
 def check(

@@ -22,7 +22,7 @@ from custom_components.voicestack.core.router import (
     normalize,
 )
 from custom_components.voicestack.core.router.hooks import ListenMode
-from custom_components.voicestack.core.routing import Utterance
+from custom_components.voicestack.core.router.route import Utterance
 
 from .harness import Dialog, Glue, RecordingTarget, check
 
@@ -113,8 +113,8 @@ async def test_shortcuts_run_at_once_without_the_agent() -> None:
 
     assert dialog.glue.shortcuts_run == ["script.movie", "script.off"]
     assert dialog.agent.submissions == []
-    assert dialog.router.router.last is not None
-    assert dialog.router.router.last.reason == "pattern 'lights? off'; ran script.off"
+    assert dialog.router.frames.last is not None
+    assert dialog.router.frames.last.reason == "pattern 'lights? off'; ran script.off"
 
 
 async def test_a_failing_shortcut_says_so() -> None:
@@ -910,7 +910,7 @@ async def test_close_ends_everything_without_submitting() -> None:
 
 
 async def test_the_voice_router_is_a_routing_hook() -> None:
-    from custom_components.voicestack.core.routing import Utterance
+    from custom_components.voicestack.core.router.route import Utterance
 
     dialog = Dialog()
 

@@ -9,10 +9,10 @@ Wiring (what the Home Assistant glue does)::
                           on_event=lambda e: hass.bus.async_fire(
                               "voicestack_announcement", e.as_dict()))
     # per satellite (config entry): its Speaker, the pipeline's TTS
-    async def speak(text: str, ids: tuple[str, ...]) -> Playback:
+    async def say(text: str, ids: tuple[str, ...]) -> Playback:
         sentences = split_sentences(text)
-        return await hub.speaker.speak(synthesize_sentences(hass, pipeline, sentences))
-    satellite = announcer.add_satellite(entry.entry_id, speak, hub.speaker.stop,
+        return await hub.speaker.play(synthesize_sentences(hass, pipeline, sentences))
+    satellite = announcer.add_satellite(entry.entry_id, say, hub.speaker.stop,
                                         online=hub.connected)
     satellite.set_online(True)   # in link_connected;  False in link_lost
     receipts = announcer.announce("Door open", priority="high", category="warning",
@@ -21,7 +21,7 @@ Wiring (what the Home Assistant glue does)::
     await announcer.remove_satellite(entry.entry_id)   # entry unload
     await announcer.shutdown(goodbye=True)             # Home Assistant stops
 
-``speak`` must be cancellable (``Speaker.speak`` is: it flushes what it opened)
+``say`` must be cancellable (``Speaker.play`` is: it flushes what it opened)
 and report ``first_audio_at`` on the clock's time base (``Playback`` uses
 ``time.monotonic``, which is ``loop.time()``). Bad input raises ``AnnounceError``
 with a ``code`` (and ``field``) to translate.
@@ -47,7 +47,7 @@ from .model import (
     Priority,
     Receipt,
     ReceiptStatus,
-    SpeakResult,
+    SayResult,
     Spoken,
     Status,
 )
@@ -72,7 +72,7 @@ __all__ = [
     "Receipt",
     "ReceiptStatus",
     "SatelliteAnnouncer",
-    "SpeakResult",
+    "SayResult",
     "Spoken",
     "Status",
 ]

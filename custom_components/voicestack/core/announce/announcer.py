@@ -29,7 +29,7 @@ from .model import (
     Priority,
     Receipt,
     ReceiptStatus,
-    SpeakFn,
+    SayFn,
     StopFn,
     new_id,
 )
@@ -100,7 +100,7 @@ class Announcer:
     def add_satellite(
         self,
         key: str,
-        speak: SpeakFn,
+        say: SayFn,
         stop: StopFn,
         *,
         online: bool = True,
@@ -116,7 +116,7 @@ class Announcer:
             raise AnnounceError("duplicate_target", f"satellite {key!r} already added")
         satellite = SatelliteAnnouncer(
             key,
-            speak,
+            say,
             stop,
             clock=self._clock,
             options=options or self._options,

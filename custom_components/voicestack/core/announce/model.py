@@ -92,7 +92,7 @@ class DropReason(StrEnum):
     RATE = "rate"  # its source sent faster than its token bucket allows
     STALE = "stale"  # superseded, or interrupted by a critical (never re-queued)
     TTL = "ttl"  # waited longer than its time to live (e.g. satellite offline)
-    FAILED = "failed"  # the speak callable raised or produced no audio
+    FAILED = "failed"  # the say callable raised or produced no audio
     SHUTDOWN = "shutdown"  # still waiting when the announcer shut down
     # Sent, but the satellite never confirmed it played to its end (no ``played``
     # within the playback timeout): perhaps heard, perhaps not, so not spoken.
@@ -102,7 +102,7 @@ class DropReason(StrEnum):
 class Status(StrEnum):
     """What an ``AnnouncementEvent`` reports."""
 
-    STARTED = "started"  # an utterance was handed to ``speak``
+    STARTED = "started"  # an utterance was handed to ``say``
     FINISHED = "finished"  # the satellite confirmed it played to its end
     INTERRUPTED = "interrupted"  # cut short; ``reason`` is an ``InterruptReason``
     DROPPED = "dropped"  # one message will not be said; ``reason`` is a DropReason
@@ -273,7 +273,7 @@ class AnnouncementEvent:
     priority: Priority
     categories: tuple[str, ...]
     reason: DropReason | InterruptReason | None = None
-    outcome: str | None = None  # the speak outcome, for finished/interrupted
+    outcome: str | None = None  # the say outcome, for finished/interrupted
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready event data."""
@@ -289,8 +289,8 @@ class AnnouncementEvent:
         }
 
 
-class SpeakResult(Protocol):
-    """How one ``speak`` call ended; ``core.speaker.Playback`` is one.
+class SayResult(Protocol):
+    """How one ``say`` call ended; ``core.speaker.Playback`` is one.
 
     ``outcome``: played (the satellite confirmed every stream played to its
     end) | stopped (cut short by ``stop``) | flushed (cut short by the satellite
@@ -311,7 +311,7 @@ class SpeakResult(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Spoken:
-    """A plain ``SpeakResult`` for speak callables that have no ``Playback``."""
+    """A plain ``SayResult`` for say callables that have no ``Playback``."""
 
     outcome: str = "played"
     first_audio_at: float | None = None
@@ -319,8 +319,8 @@ class Spoken:
 
 # Say ``text`` (the ids of the messages it carries are given for logging and
 # events); return when it was played. Must be cancellable: a critical cancels an
-# utterance that is still playing or waiting for its turn. ``Speaker.speak`` is.
-SpeakFn = Callable[[str, tuple[str, ...]], Awaitable[SpeakResult]]
+# utterance that is still playing or waiting for its turn. ``Speaker.play`` is.
+SayFn = Callable[[str, tuple[str, ...]], Awaitable[SayResult]]
 # Stop whatever the satellite plays now; return once it confirmed or after a grace
 # time (``Speaker.stop``). The result is ignored.
 StopFn = Callable[[], Awaitable[object]]

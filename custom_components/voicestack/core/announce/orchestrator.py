@@ -2,8 +2,8 @@
 
 ``SatelliteAnnouncer`` owns a ``Collector`` (the waiting room) and a
 ``CoalesceWindow``, and says things through two injected callables, so it needs
-no Home Assistant and no satellite: ``speak(text, ids) -> SpeakResult`` and
-``stop()`` (in production ``Speaker.speak`` with text-to-speech, and
+no Home Assistant and no satellite: ``say(text, ids) -> SayResult`` and
+``stop()`` (in production ``Speaker.play`` with text-to-speech, and
 ``Speaker.stop``). Only one utterance of its own is in flight at a time; the
 Speaker's lock serializes it with voice responses.
 
@@ -23,7 +23,7 @@ message arrived, a window closed, an utterance ended, the link came or went):
 - **offline**: nothing starts. Messages wait up to their time to live
   (``ttl_*_s``: critical and high 5 min, normal 1 min, low 30 s by default) and
   are dropped with reason ``ttl`` after it; the rest is said once, merged, after
-  reconnecting. An utterance whose ``speak`` reports ``lost`` goes back to the
+  reconnecting. An utterance whose ``say`` reports ``lost`` goes back to the
   queue with its original times (the satellite may not have played it), and the
   satellite counts as offline until ``set_online(True)``.
 - **failure**: when nothing of an utterance could be said (text-to-speech down),
@@ -35,7 +35,7 @@ message arrived, a window closed, an utterance ended, the link came or went):
   what is still waiting then is dropped (``shutdown``); the ``goodbye`` is said
   within ``goodbye_timeout_s``; nothing is accepted any more.
 
-Every timer runs on the injected ``Clock``; only ``speak`` and ``stop`` are
+Every timer runs on the injected ``Clock``; only ``say`` and ``stop`` are
 awaited. ``on_event`` receives an ``AnnouncementEvent`` for every utterance
 started, finished or interrupted and every message dropped.
 """
@@ -66,8 +66,8 @@ from .model import (
     Priority,
     Receipt,
     ReceiptStatus,
-    SpeakFn,
-    SpeakResult,
+    SayFn,
+    SayResult,
     Status,
     StopFn,
     new_id,
@@ -98,13 +98,13 @@ _CUT_BY: Final = {
 
 @dataclass(slots=True, eq=False)
 class _Utterance:
-    """One ``speak`` call in flight."""
+    """One ``say`` call in flight."""
 
     text: str
     items: tuple[Announcement, ...]
     critical: bool
     epoch: int  # connection generation it was started in
-    task: asyncio.Task[SpeakResult] | None = None
+    task: asyncio.Task[SayResult] | None = None
     interrupted: InterruptReason | None = None
 
     @property
@@ -118,7 +118,7 @@ class SatelliteAnnouncer:
     def __init__(
         self,
         name: str,
-        speak: SpeakFn,
+        say: SayFn,
         stop: StopFn,
         *,
         clock: Clock,
@@ -128,7 +128,7 @@ class SatelliteAnnouncer:
         wall: Callable[[], float] = time.time,
         prefetch: Callable[[str], None] = lambda _text: None,
     ) -> None:
-        """Announce on satellite ``name`` through ``speak`` and ``stop``.
+        """Announce on satellite ``name`` through ``say`` and ``stop``.
 
         ``online``: whether the satellite is connected now (then follow it with
         ``set_online``). ``wall`` stamps ``last_spoken_at`` (UNIX time).
@@ -136,7 +136,7 @@ class SatelliteAnnouncer:
         current one plays, so the next follows without a pause.
         """
         self.name = name
-        self._speak = speak
+        self._say = say
         self._stop = stop
         self._clock = clock
         self._options = (options or AnnounceOptions()).validate()
@@ -322,14 +322,14 @@ class SatelliteAnnouncer:
         self._current = utterance
         self._emit(Status.STARTED, utterance.items, utterance.text)
         utterance.task = asyncio.get_running_loop().create_task(
-            self._say(utterance), name=f"voicestack announce {self.name}"
+            self._say_utterance(utterance), name=f"voicestack announce {self.name}"
         )
         utterance.task.add_done_callback(partial(self._finished, utterance))
 
-    async def _say(self, utterance: _Utterance) -> SpeakResult:
-        return await self._speak(utterance.text, utterance.ids)
+    async def _say_utterance(self, utterance: _Utterance) -> SayResult:
+        return await self._say(utterance.text, utterance.ids)
 
-    def _finished(self, utterance: _Utterance, task: asyncio.Task[SpeakResult]) -> None:
+    def _finished(self, utterance: _Utterance, task: asyncio.Task[SayResult]) -> None:
         """Give the utterance's messages their fate, then see what is next."""
         if self._current is utterance:
             self._current = None

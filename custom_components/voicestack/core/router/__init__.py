@@ -10,8 +10,9 @@ if-chain. Modules:
   (``Hit``) and may do to the stack (``StackControl``).
 - ``frames``: ``Frame`` (ordered rules compiled into a shared ``Plan``, own state,
   one timer).
-- ``stack``: ``FrameRouter`` (dispatch, ``Decision`` with its explanation, timers,
-  requests) — a ``core.routing.Router``.
+- ``route``: ``Utterance`` in, ``Route`` out (what the voice loop acts on).
+- ``stack``: ``FrameStack`` (dispatch, ``Decision`` with its explanation, timers,
+  requests).
 - ``gather``, ``picker``, ``confirm``, ``builtin``: the built-in frames (base,
   query, dictation, inventory, voice picker, confirm), ``FrameKit`` and
   ``VoiceRouter``, the per-satellite router the glue installs.
@@ -35,7 +36,7 @@ Wiring, per satellite (the glue)::
         emit=speak_and_converse,      # timer decisions (silence submits a query)
         name=entry.title,
     )
-    hub.router = router               # the voice loop calls ``await router(utterance)``
+    route = await router(utterance)   # the voice loop, for every transcript
     entry.async_on_unload(router.close)
 """
 
@@ -46,6 +47,7 @@ from .frames import Frame, Plan
 from .hooks import Hooks, ListenMode, Voice
 from .normalize import FILLER, Heard, clean, has_real_words, hear, normalize
 from .replies import Replies
+from .route import Route, Utterance
 from .rules import (
     CHECK_PARENT,
     CatchAllRule,
@@ -59,7 +61,7 @@ from .rules import (
     StackControl,
 )
 from .sensitive import ConfirmPolicy, Touched, sensitive_entities
-from .stack import Decision, FrameRouter, Step
+from .stack import Decision, FrameStack, Step
 from .targets import (
     AgentTarget,
     Delivery,
@@ -86,7 +88,7 @@ __all__ = [
     "ExactRule",
     "Frame",
     "FrameKit",
-    "FrameRouter",
+    "FrameStack",
     "Heard",
     "Hit",
     "Hooks",
@@ -99,6 +101,7 @@ __all__ = [
     "QueueTarget",
     "RegexRule",
     "Replies",
+    "Route",
     "RouterState",
     "Rule",
     "Settings",
@@ -108,6 +111,7 @@ __all__ = [
     "Target",
     "TodoTarget",
     "Touched",
+    "Utterance",
     "Vocabulary",
     "VocabularyError",
     "Voice",

@@ -16,7 +16,7 @@ mode:
 
 ``FrameKit`` compiles every frame kind's plan once (from ``Settings``) and builds
 frames on demand. ``VoiceRouter`` is what the glue creates per satellite: a
-``core.routing.Router`` plus the operations Home Assistant needs (mode select,
+``FrameStack`` plus the operations Home Assistant needs (mode select,
 start/abort/submit actions, state for sensors).
 """
 
@@ -30,7 +30,6 @@ import logging
 from typing import ClassVar, Final
 
 from ..clock import Clock
-from ..routing import Route, Utterance
 from .confirm import ConfirmFrame, Deliverer, PendingAction
 from .frames import Frame, Plan
 from .gather import DictationFrame, GatheringFrame, InventoryFrame, QueryFrame
@@ -38,6 +37,7 @@ from .hooks import Hooks, ListenMode, Voice
 from .normalize import hear
 from .picker import VoicePickerFrame
 from .replies import Replies
+from .route import Route, Utterance
 from .rules import (
     CatchAllRule,
     Hit,
@@ -48,7 +48,7 @@ from .rules import (
     frame_action,
     phrase_rules,
 )
-from .stack import Decision, Emit, FrameRouter
+from .stack import Decision, Emit, FrameStack
 from .targets import Submission, Target
 from .vocabulary import Vocabulary
 
@@ -373,11 +373,11 @@ class RouterState:
 
 
 class VoiceRouter:
-    """One satellite's router with the built-in frames (a ``core.routing.Router``).
+    """One satellite's router with the built-in frames.
 
-    Create one per satellite and install it as ``hub.router``; feed it every
-    transcript (``await router(utterance)``). Timer decisions (silence, timeouts)
-    go to ``emit``; listeners hear about every change.
+    Create one per satellite; feed it every transcript (``await
+    router(utterance)``). Timer decisions (silence, timeouts) go to ``emit``;
+    listeners hear about every change.
     """
 
     MODES: ClassVar = MODES
@@ -395,7 +395,7 @@ class VoiceRouter:
         """Build the kit and the stack (base frame in the start-up listen mode)."""
         self.kit = FrameKit(settings or Settings(), hooks or Hooks(), extra_rules)
         self.base = self.kit.base()
-        self.router = FrameRouter(self.base, clock=clock, emit=emit, name=name)
+        self.frames = FrameStack(self.base, clock=clock, emit=emit, name=name)
 
     async def __call__(self, utterance: Utterance) -> Route:
         """The routing hook.
@@ -407,17 +407,17 @@ class VoiceRouter:
         if (
             utterance.wake_word is not None
             and self.base.mode is ListenMode.ALWAYS_LISTENING
-            and self.router.top is self.base
+            and self.frames.top is self.base
         ):
-            decision = await self.router.perform(
+            decision = await self.frames.perform(
                 "wake_word", partial(self.base.woken, utterance.text), by="base"
             )
             return decision.route()
-        return await self.router(utterance)
+        return await self.frames(utterance)
 
     async def dispatch(self, text: str) -> Decision:
         """Route one transcript; the full decision."""
-        return await self.router.dispatch(text)
+        return await self.frames.dispatch(text)
 
     # -- state ------------------------------------------------------------------------
 
@@ -429,16 +429,16 @@ class VoiceRouter:
     @property
     def mode(self) -> str:
         """The mode select's state: the top frame, or the listen mode."""
-        top = self.router.top
+        top = self.frames.top
         return self.base.mode.value if top is self.base else top.name
 
     def state(self) -> RouterState:
         """A snapshot for entities."""
-        gathering = [f for f in self.router.stack if isinstance(f, GatheringFrame)]
+        gathering = [f for f in self.frames.stack if isinstance(f, GatheringFrame)]
         return RouterState(
             mode=self.mode,
             listen_mode=self.base.mode,
-            stack=tuple(frame.name for frame in self.router.stack),
+            stack=tuple(frame.name for frame in self.frames.stack),
             gathered_chars=len(gathering[-1].gathered()) if gathering else 0,
         )
 
@@ -459,26 +459,26 @@ class VoiceRouter:
 
         async def select() -> Outcome:
             if mode in _LISTEN_MODES:
-                closed = self.router.pop_to_base()
+                closed = self.frames.pop_to_base()
                 switched = await self.base.switch(ListenMode(mode))
                 return Outcome(
                     speak=switched.speak, reason=f"closed {closed}; {switched.reason}"
                 )
             return await self._bring_up(mode)
 
-        return await self.router.perform(f"select {mode}", select)
+        return await self.frames.perform(f"select {mode}", select)
 
     async def _bring_up(self, kind: str, target: Target | None = None) -> Outcome:
         """An open frame of ``kind`` comes to the top (as it is); else one opens.
 
         Starting dictation while dictating must not stack a second dictation.
         """
-        on_stack = [frame for frame in self.router.stack if frame.name == kind]
+        on_stack = [frame for frame in self.frames.stack if frame.name == kind]
         if not on_stack:
             return await self.base.start(kind, target)
-        above = self.router.stack[self.router.stack.index(on_stack[-1]) + 1 :]
+        above = self.frames.stack[self.frames.stack.index(on_stack[-1]) + 1 :]
         if above:
-            self.router.pop(above[0])
+            self.frames.pop(above[0])
         return Outcome(reason=f"{kind} already open, now on top")
 
     async def start(self, kind: str, target: Target | None = None) -> Decision:
@@ -490,7 +490,7 @@ class VoiceRouter:
         """
         if kind not in (*_GATHERING, "voice_picker"):
             raise ValueError(f"cannot start {kind!r}")
-        return await self.router.perform(
+        return await self.frames.perform(
             f"start {kind}", lambda: self._bring_up(kind, target)
         )
 
@@ -498,23 +498,23 @@ class VoiceRouter:
         """Close every frame above the base; nothing is submitted."""
 
         def abort() -> Outcome:
-            closed = self.router.pop_to_base()
+            closed = self.frames.pop_to_base()
             return Outcome(
                 reason=f"closed {', '.join(closed) or 'nothing'}; nothing sent"
             )
 
-        return await self.router.perform("abort", abort)
+        return await self.frames.perform("abort", abort)
 
     async def submit(self) -> Decision:
         """Submit the top frame's content now (if it gathers any)."""
 
         async def submit() -> Outcome:
-            top = self.router.top
+            top = self.frames.top
             if not isinstance(top, GatheringFrame):
                 return Outcome(reason=f"{top.name} gathers nothing")
             return await top.submit("submit requested")
 
-        return await self.router.perform("submit", submit)
+        return await self.frames.perform("submit", submit)
 
     def hold_timer(self) -> None:
         """Speech is coming in (the satellite streams a request): no timer fires.
@@ -522,17 +522,17 @@ class VoiceRouter:
         A query's silence timer counts from the last transcript; without this,
         a long sentence still being said or transcribed would split the query.
         """
-        self.router.top.stop_timer()
+        self.frames.top.stop_timer()
 
     def resume_timer(self) -> None:
         """The request is over: the top frame's timer starts afresh if it waits."""
-        top = self.router.top
+        top = self.frames.top
         if not top.timer_pending:
             top.restart_timer()
 
     async def set_listen_mode(self, mode: ListenMode) -> Decision:
         """Switch the listen mode without touching the frames."""
-        return await self.router.perform(
+        return await self.frames.perform(
             f"listen {mode}", lambda: self.base.switch(mode)
         )
 
@@ -540,21 +540,21 @@ class VoiceRouter:
         """Push a confirm frame for ``on_yes`` (say ``question`` from the decision)."""
 
         def ask() -> Outcome:
-            self.router.push(self.kit.confirm(question, on_yes))
+            self.frames.push(self.kit.confirm(question, on_yes))
             return Outcome(speak=question, reason="asking")
 
-        return await self.router.perform("ask", ask)
+        return await self.frames.perform("ask", ask)
 
     # -- plumbing ---------------------------------------------------------------------
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` after every decision (entity updates); the remover."""
-        return self.router.add_listener(listener)
+        return self.frames.add_listener(listener)
 
     async def settle(self) -> None:
         """Wait for timer decisions under way."""
-        await self.router.settle()
+        await self.frames.settle()
 
     async def close(self) -> None:
         """Unload: every frame closes, timers stop; nothing is submitted."""
-        await self.router.close()
+        await self.frames.close()

@@ -1,6 +1,6 @@
 """The frame stack and its dispatcher: what an utterance means, and why.
 
-``FrameRouter`` holds a stack of frames (the base frame at the bottom, never
+``FrameStack`` holds a stack of frames (the base frame at the bottom, never
 popped). ``dispatch(text)`` walks it from the top: each frame asks its rules in
 order; a matching rule handles the utterance and dispatch stops; ``CHECK_PARENT``
 asks the frame below (recursively) and, if nothing there handles it, goes on with
@@ -10,8 +10,7 @@ declining means the utterance is ignored.
 Every decision is a ``Decision``: the frame and rule that handled it (or
 ``none``), a reason ("exact phrase 'cancel'; popped query, nothing sent"), the
 steps through the stack, and the stack afterwards. ``Decision.route()`` is the
-``core.routing.Route`` the voice loop consumes, and ``FrameRouter`` itself is a
-``core.routing.Router`` (``await router(utterance) -> Route``).
+``route.Route`` the voice loop consumes (``await stack(utterance) -> Route``).
 
 Decisions are serialized by one asyncio lock: an utterance, a frame's timer
 (silence, timeout) and an outside request (``perform``, e.g. a Home Assistant
@@ -31,12 +30,12 @@ import logging
 from typing import Any, NamedTuple, cast
 
 from ..clock import Cancellable, Clock
-from ..routing import Route, Utterance
 from .frames import Frame
 from .normalize import FILLER, Heard, hear
+from .route import Route, Utterance
 from .rules import CHECK_PARENT, ActionResult, Hit, Miss, Outcome, Rule
 
-__all__ = ["Decision", "Emit", "FrameRouter", "Step"]
+__all__ = ["Decision", "Emit", "FrameStack", "Step"]
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -102,8 +101,8 @@ class Decision:
 type _Found = tuple[Frame, Rule, Hit, Outcome]
 
 
-class FrameRouter:
-    """A stack of frames for one satellite; a ``core.routing.Router``."""
+class FrameStack:
+    """A stack of frames for one satellite; a route hook."""
 
     def __init__(
         self,
@@ -222,7 +221,7 @@ class FrameRouter:
     # -- dispatch -----------------------------------------------------------------
 
     async def __call__(self, utterance: Utterance) -> Route:
-        """The routing hook: ``hub.router = frame_router``."""
+        """Dispatch ``utterance`` and return its route."""
         return (await self.dispatch(utterance.text)).route()
 
     async def dispatch(self, text: str) -> Decision:

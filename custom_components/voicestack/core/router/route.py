@@ -1,13 +1,11 @@
-"""The routing hook between a transcript and the conversation agent.
+"""What goes into the router (``Utterance``) and what comes out (``Route``).
 
-Every transcript passes through one router. Until the frame-stack router is
-installed, ``pass_through`` sends the text on unchanged. A decision always says
-who decided, so ``voicestack_utterance`` events and debug logs can explain it.
+Every transcript passes through one satellite's ``VoiceRouter``. A route always
+says who decided, so ``voicestack_utterance`` events and debug logs can explain it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
@@ -39,16 +37,3 @@ class Route:
     reason: str = ""
     trace: tuple[str, ...] = ()
     listen: bool = False
-
-
-Router = Callable[[Utterance], Awaitable[Route]]
-
-
-async def pass_through(utterance: Utterance) -> Route:
-    """Send every transcript to the conversation agent as it is."""
-    return Route(
-        frame="agent",
-        rule="pass_through",
-        agent_text=utterance.text,
-        reason="no router installed: everything goes to the agent",
-    )

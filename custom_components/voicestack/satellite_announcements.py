@@ -1,0 +1,146 @@
+"""One satellite's place in the announcer: how its announcements are said.
+
+The announcer (``core/announce``, one for all satellites) decides what is said
+when; this says it on one satellite, through that satellite's ``SpeechOutput``,
+so announcements and voice responses share one Speaker and never overlap. It
+follows the satellite's connection (a message for an offline satellite waits),
+and keeps the preannounce sounds that ``assist_satellite.announce`` callers ask
+for, by announcement id, until their announcement is said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from homeassistant.core import Event, HomeAssistant, callback
+
+from .const import EVENT_ANNOUNCEMENT
+from .core.announce import (
+    AnnounceOptions,
+    Announcer,
+    InterruptReason,
+    ReceiptStatus,
+    Status,
+)
+from .core.speaker import Playback
+from .core.wav import Pcm
+from .hub import SatelliteHub
+from .speech_output import SpeechOutput
+
+_ANNOUNCE_KEYS = frozenset(AnnounceOptions().to_dict())
+
+
+def announce_options(options: Mapping[str, Any]) -> AnnounceOptions:
+    """The announcer's part of an entry's options (the rest is the router's, voice)."""
+    return AnnounceOptions.from_dict(
+        {key: value for key, value in options.items() if key in _ANNOUNCE_KEYS}
+    )
+
+
+class SatelliteAnnouncements:
+    """Announcements on one satellite, from being added until ``remove``."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        announcer: Announcer,
+        hub: SatelliteHub,
+        speech: SpeechOutput,
+    ) -> None:
+        """Join the announcer with the entry's options; follow the connection."""
+        self._hass = hass
+        self._shared = announcer  # the announcer of every satellite
+        self.hub = hub
+        self._speech = speech
+        # Sounds to play before announcements, by announcement id (preannounce).
+        self._preambles: dict[str, Pcm] = {}
+        self.announcer = announcer.add_satellite(
+            hub.satellite_id,
+            self._say,
+            hub.speaker.stop,
+            online=hub.connected,
+            options=announce_options(hub.entry.options),
+            prefetch=speech.prefetch,
+        )
+        self._unsubscribe = hub.async_subscribe_connection(self.announcer.set_online)
+        self._removed = False
+
+    def set_options(self, options: Mapping[str, Any]) -> None:
+        """The entry's options changed: new windows and limits apply at once."""
+        self.announcer.set_options(announce_options(options))
+
+    @property
+    def active(self) -> bool:
+        """Announcing on this satellite (until ``remove``)."""
+        return not self._removed
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waits and nothing is being said: a new message is said alone."""
+        return self.announcer.queue_depth == 0 and self.announcer.idle
+
+    def prefetch(self, text: str) -> None:
+        """Start synthesizing ``text``, which will probably be said soon."""
+        self._speech.prefetch(text)
+
+    async def remove(self) -> None:
+        """Say what is queued (bounded by the shutdown flush), then stop announcing.
+
+        The entry's unload calls this before its platforms go, so an unload or
+        reload loses nothing it had time to say.
+        """
+        if self._removed:
+            return
+        self._removed = True
+        self._unsubscribe()
+        await self._shared.remove_satellite(self.hub.satellite_id)
+
+    async def _say(self, text: str, ids: tuple[str, ...]) -> Playback:
+        """Say merged announcements ``ids``; a preannounce sound asked for plays once."""
+        preamble = next((self._preambles[i] for i in ids if i in self._preambles), None)
+        return await self._speech.say(text, preamble)
+
+    async def announce_and_wait(
+        self, message: str, *, source: str, preamble: Pcm | None = None
+    ) -> str:
+        """Queue ``message`` like any announcement; return its fate once settled.
+
+        Home Assistant's ``assist_satellite.announce`` returns once the message
+        has been played. Here it waits its turn in the announcer (merged,
+        prioritized, counted) and returns when its message was finished, dropped
+        or cut short for good (a lost satellite says it again after
+        reconnecting, and a failed high or critical message is tried again, so
+        neither is the end). ``preamble`` (the preannounce chime) is played
+        first, in the same turn of the Speaker.
+        """
+        settled: asyncio.Future[str] = self._hass.loop.create_future()
+        ids: set[str] = set()
+
+        @callback
+        def on_event(event: Event) -> None:
+            status, reason = event.data["status"], event.data.get("reason")
+            if settled.done() or not ids.intersection(event.data["ids"]):
+                return
+            if status in (Status.FINISHED, Status.DROPPED) or (
+                status == Status.INTERRUPTED
+                and reason not in (InterruptReason.LOST, InterruptReason.FAILED)
+            ):
+                settled.set_result(status)
+
+        unsubscribe = self._hass.bus.async_listen(EVENT_ANNOUNCEMENT, on_event)
+        try:
+            receipts = self._shared.announce(
+                message, source=source, targets=[self.hub.satellite_id]
+            )
+            ids.update(receipt.id for receipt in receipts)
+            if any(r.status is not ReceiptStatus.QUEUED for r in receipts):
+                return str(receipts[0].status)
+            if preamble is not None:
+                self._preambles.update(dict.fromkeys(ids, preamble))
+            return await settled
+        finally:
+            unsubscribe()
+            for item_id in ids:
+                self._preambles.pop(item_id, None)

@@ -1,0 +1,19 @@
+"""Every satellite module stays small enough to read in one sitting (300 lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "satellite" / "voicestack_satellite"
+MAX_LINES = 300
+
+
+def test_no_satellite_module_is_over_300_lines() -> None:
+    sizes = {
+        path.name: len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.glob("*.py")
+        if not path.is_symlink()  # wire.py is the integration's, linked
+    }
+
+    assert len(sizes) > 10
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
