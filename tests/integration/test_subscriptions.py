@@ -47,10 +47,10 @@ async def test_unloading_an_entry_leaves_no_subscriber_behind(
         runtime = runtime_of(entry)
         hub = runtime.hub
         loaded = (
-            len(hub._event_listeners),  # noqa: SLF001
-            len(hub._connection_listeners),  # noqa: SLF001
-            len(runtime.speech._subscribers),  # noqa: SLF001
-            len(runtime.modes._route_handlers),  # noqa: SLF001
+            len(hub._event_listeners),
+            len(hub._connection_listeners),
+            len(runtime.speech._subscribers),
+            len(runtime.modes._route_handlers),
         )
 
         assert await hass.config_entries.async_unload(entry.entry_id)
@@ -60,8 +60,8 @@ async def test_unloading_an_entry_leaves_no_subscriber_behind(
         # While loaded: the entity hears events, connection and speech; the
         # entity, the modes and the announcements follow the connection.
         assert loaded == (1, 3, 1, 1)
-        assert len(hub._event_listeners) == 0  # noqa: SLF001
-        assert len(hub._connection_listeners) == 0  # noqa: SLF001
-        assert len(hub._listeners) == 0  # noqa: SLF001
-        assert len(runtime.speech._subscribers) == 0  # noqa: SLF001
-        assert len(runtime.modes._route_handlers) == 0  # noqa: SLF001
+        assert len(hub._event_listeners) == 0
+        assert len(hub._connection_listeners) == 0
+        assert len(hub._listeners) == 0
+        assert len(runtime.speech._subscribers) == 0
+        assert len(runtime.modes._route_handlers) == 0
