@@ -68,11 +68,14 @@ class IdleOwner:
         """Not yet read by the coordinator."""
         self.closed = False
         self.extensions = True  # said voicestack-hello, as VoiceStack does
+        self.end_of_speech_s: float | None = None  # the satellite's own endpointing
         self.sent: list[Event] = []
         self.running = asyncio.Event()  # run-satellite was handled
         self._asked = False
 
-    async def read(self, max_payload: int) -> Event | None:
+    async def read(
+        self, max_payload: int, idle_timeout_s: float | None = None
+    ) -> Event | None:
         """``run-satellite`` first, then nothing until cancelled."""
         if not self._asked:
             self._asked = True
@@ -81,12 +84,12 @@ class IdleOwner:
         await asyncio.Event().wait()
         return None
 
-    async def send(self, event: Event) -> None:
-        """Keep the event."""
+    def send(self, event: Event) -> None:
+        """Keep the event (``Peer.send`` never waits)."""
         self.sent.append(event)
 
-    async def close(self) -> None:
-        """Mark closed."""
+    def close(self) -> None:
+        """Mark closed (``Peer.close`` never waits)."""
         self.closed = True
 
 

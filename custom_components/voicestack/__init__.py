@@ -10,6 +10,7 @@ from homeassistant.helpers.typing import ConfigType
 
 from .announcements import async_add_satellite, async_setup_announcements
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
+from .conversations import Conversations
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
 from .deferred_queue import DeferredQueueStore
@@ -60,10 +61,16 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     speech = SpeechOutput(hass, hub)
     modes = VoiceModes(hass, hub, queue)
     entry.async_on_unload(modes.close)
+    conversations = Conversations(hass, hub)
+    entry.async_on_unload(conversations.close)
     announcements = async_add_satellite(hass, hub, speech)
     entry.async_on_unload(announcements.remove)
     entry.runtime_data = SatelliteRuntime(
-        hub=hub, speech=speech, modes=modes, announcements=announcements
+        hub=hub,
+        speech=speech,
+        modes=modes,
+        conversations=conversations,
+        announcements=announcements,
     )
     hub.start()
     entry.async_on_unload(hub.stop)
@@ -74,13 +81,15 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
 
 
 async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
-    """New announcer options apply at once; new voice mode options reload.
+    """New announcer options apply at once; voice mode and follow-up options reload.
 
     (Reloading rebuilds the router: frames open now close without submitting.)
     """
     runtime = entry.runtime_data
     runtime.announcements.set_options(entry.options)
-    if runtime.modes.options_changed(entry.options):
+    if runtime.modes.options_changed(
+        entry.options
+    ) or runtime.conversations.options_changed(entry.options):
         hass.config_entries.async_schedule_reload(entry.entry_id)
 
 

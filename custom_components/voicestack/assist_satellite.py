@@ -40,6 +40,7 @@ from wyoming.wake import Detect
 
 from . import compat
 from .const import DOMAIN
+from .core.follow_up import EndReason, Session
 from .core.protocol import LISTEN, NO_SPEECH, listen_event
 from .core.turn import FOLLOW_UP_TIMEOUT_S
 from .core.wav import Pcm
@@ -79,7 +80,12 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         super().__init__(runtime.hub)
         self.runtime = runtime
         self.voice_loop = VoiceLoop(
-            hass, runtime.hub, runtime.modes, runtime.speech, self
+            hass,
+            runtime.hub,
+            modes=runtime.modes,
+            speech=runtime.speech,
+            conversations=runtime.conversations,
+            satellite=self,
         )
         # ``ask_question`` waits for the next transcript: it is an answer for the
         # caller, not a command for the router and agent.
@@ -97,7 +103,10 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         )
         self.async_on_remove(runtime.speech.async_subscribe(self._on_speaking))
         self.async_on_remove(runtime.modes.async_subscribe_routes(self.voice_loop.act))
-        self.async_on_remove(self.voice_loop.cancel)
+        self.async_on_remove(
+            runtime.conversations.async_subscribe_ended(self._on_session_ended)
+        )
+        self.async_on_remove(self.voice_loop.close)
         if self.device_id is not None:
             # "Set a timer for 2 minutes": HA's timer intents need a device that
             # handles timers; the satellite shows, rings and cancels them.
@@ -124,8 +133,13 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     def _on_connection(self, connected: bool) -> None:
         """A lost satellite takes its request with it."""
         if not connected:
-            self.voice_loop.cancel()
+            self.voice_loop.close()
             self.set_state(AssistSatelliteState.IDLE)
+
+    @callback
+    def _on_session_ended(self, _session: Session, _reason: EndReason) -> None:
+        """The session's conversation ends with it (the next wake word starts anew)."""
+        self.continue_conversation(None)
 
     @callback
     def _on_speaking(self, news: Speaking) -> None:

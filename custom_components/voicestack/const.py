@@ -19,5 +19,9 @@ PLATFORMS: Final = [
 EVENT_UTTERANCE: Final = "voicestack_utterance"
 # Fired for every change of an announcement's fate (queued, started, finished…).
 EVENT_ANNOUNCEMENT: Final = "voicestack_announcement"
+# Fired for every turn of a follow-up session (transcript, route, answer, why it ended).
+EVENT_TURN: Final = "voicestack_turn"
+# Fired when a follow-up session ends, with why (max turns, silence, stop word…).
+EVENT_SESSION_ENDED: Final = "voicestack_session_ended"
 # Fired for every dictation delivered to the ``event`` destination.
 EVENT_DICTATION: Final = "voicestack_dictation"

@@ -28,11 +28,7 @@ from homeassistant.components.assist_pipeline import (
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import CALLBACK_TYPE, Context, HomeAssistant, callback
-from homeassistant.helpers import (
-    device_registry as dr,
-    entity_registry as er,
-    issue_registry as ir,
-)
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
 from wyoming.event import Event
 from wyoming.satellite import PauseSatellite, RunSatellite
 from wyoming.snd import Played
@@ -295,11 +291,11 @@ class SatelliteHub:
         return self.entity_id("assist_satellite", "assist_satellite")
 
     def device_id(self) -> str | None:
-        """The satellite's device."""
-        device = dr.async_get(self.hass).async_get_device(
-            identifiers={(DOMAIN, self.satellite_id)}
-        )
-        return device.id if device is not None else None
+        """The satellite's device (through its assist satellite entity)."""
+        registry = er.async_get(self.hass)
+        entity_id = self.satellite_entity_id()
+        entity = registry.async_get(entity_id) if entity_id else None
+        return entity.device_id if entity is not None else None
 
 
 def loaded_entry_for_entity(hass: HomeAssistant, entity_id: str) -> ConfigEntry | None:

@@ -1,10 +1,11 @@
-"""Options, per satellite: a menu of four forms, each saving only its own part.
+"""Options, per satellite: a menu of five forms, each saving only its own part.
 
 - ``announcements``: the announcer's windows, limits and templates, built from
   ``AnnounceOptions`` (one field per option) and checked by its ``validate()``.
 - ``modes``: how the voice-mode router listens, times out and delivers.
 - ``vocabulary``: the phrases of every command (``core.router.vocabulary``).
 - ``shortcuts``: ``phrase = script.entity_id`` lines.
+- ``conversations``: the follow-up loop (``conversation_options.py``).
 
 A step's values are merged into the entry's options (the rest, such as the voice
 the satellite picked, is kept). The router steps are checked together with the
@@ -28,7 +29,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import selector
 import voluptuous as vol
 
+from . import conversation_options
 from .core.announce import AnnounceError, AnnounceOptions
+from .core.follow_up_policy import FollowUpConfigError
 from .core.notes_file import notes_file_error, notes_file_refusal
 from .core.router.config import (
     DEFAULTS,
@@ -48,7 +51,7 @@ from .core.router.vocabulary import (
     read_shortcuts,
 )
 
-MENU: Final = ("announcements", "modes", "vocabulary", "shortcuts")
+MENU: Final = ("announcements", "modes", "vocabulary", "shortcuts", "conversations")
 VOCABULARY: Final = "vocabulary"
 PROBLEMS: Final = "problems"  # description placeholder of the router steps
 SCRIPT_PREFIX: Final = "script."
@@ -226,7 +229,7 @@ class VoiceStackOptionsFlow(OptionsFlow):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """The menu: which part of the options to edit."""
-        return self.async_show_menu(menu_options=list(MENU))
+        return self.async_show_menu(step_id="init", menu_options=list(MENU))
 
     async def async_step_announcements(
         self, user_input: dict[str, Any] | None = None
@@ -243,7 +246,9 @@ class VoiceStackOptionsFlow(OptionsFlow):
                 current = {**current, **data}
             else:
                 return self._save(data)
-        return self.async_show_form(data_schema=options_schema(current), errors=errors)
+        return self.async_show_form(
+            step_id="announcements", data_schema=options_schema(current), errors=errors
+        )
 
     async def async_step_modes(
         self, user_input: dict[str, Any] | None = None
@@ -255,13 +260,13 @@ class VoiceStackOptionsFlow(OptionsFlow):
             # Shown as "" the UI would send it back, and "" is no entity id.
             if not current["todo_entity"]:
                 del current["todo_entity"]
-            return self._router_form(MODES_SCHEMA, current)
+            return self._router_form("modes", MODES_SCHEMA, current)
         # A cleared optional field is left out of the input: store it empty.
         new = {"todo_entity": "", "confirm_entities": [], **user_input}
         notes = await self.hass.async_add_executor_job(
             _notes_file_problems, self.hass.config.config_dir, user_input[NOTES_FILE]
         )
-        return self._router_save(MODES_SCHEMA, user_input, new, extra=notes)
+        return self._router_save("modes", MODES_SCHEMA, user_input, new, extra=notes)
 
     async def async_step_vocabulary(
         self, user_input: dict[str, Any] | None = None
@@ -273,11 +278,12 @@ class VoiceStackOptionsFlow(OptionsFlow):
             current = {
                 field_name(entry.key): _text(texts[entry.key]) for entry in ENTRIES
             }
-            return self._router_form(VOCABULARY_SCHEMA, current)
+            return self._router_form("vocabulary", VOCABULARY_SCHEMA, current)
         phrases = {
             entry.key: user_input.get(field_name(entry.key), "") for entry in ENTRIES
         }
         return self._router_save(
+            "vocabulary",
             VOCABULARY_SCHEMA,
             user_input,
             {VOCABULARY: phrases},
@@ -292,9 +298,12 @@ class VoiceStackOptionsFlow(OptionsFlow):
         """``phrase = script.entity_id`` lines; each script must exist."""
         if user_input is None:
             stored = self.config_entry.options.get(SHORTCUTS) or ""
-            return self._router_form(SHORTCUTS_SCHEMA, {SHORTCUTS: _text(stored)})
+            return self._router_form(
+                "shortcuts", SHORTCUTS_SCHEMA, {SHORTCUTS: _text(stored)}
+            )
         text = user_input.get(SHORTCUTS, "")
         return self._router_save(
+            "shortcuts",
             SHORTCUTS_SCHEMA,
             user_input,
             {SHORTCUTS: text},
@@ -304,14 +313,38 @@ class VoiceStackOptionsFlow(OptionsFlow):
             },
         )
 
+    async def async_step_conversations(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Follow-up mode, turn limit, memory, window and stop words."""
+        errors: dict[str, str] = {}
+        values = conversation_options.form_values(self.config_entry.options)
+        if user_input is not None:
+            try:
+                return self._save(conversation_options.to_options(user_input))
+            except FollowUpConfigError as err:
+                errors[conversation_options.error_field(err.code)] = (
+                    f"follow_up_{err.code}"
+                )
+                values = {**values, **user_input}
+        return self.async_show_form(
+            step_id="conversations",
+            data_schema=self.add_suggested_values_to_schema(
+                conversation_options.CONVERSATIONS_SCHEMA, values
+            ),
+            errors=errors,
+        )
+
     def _router_form(
         self,
+        step_id: str,
         schema: vol.Schema,
         values: Mapping[str, Any],
         problems: Sequence[Problem] = (),
     ) -> ConfigFlowResult:
         """The step's form showing ``values``, and the problems if any."""
         return self.async_show_form(
+            step_id=step_id,
             data_schema=self.add_suggested_values_to_schema(schema, values),
             errors=_errors(schema, problems),
             description_placeholders={PROBLEMS: _details(problems)},
@@ -319,6 +352,7 @@ class VoiceStackOptionsFlow(OptionsFlow):
 
     def _router_save(
         self,
+        step_id: str,
         schema: vol.Schema,
         user_input: dict[str, Any],
         new: dict[str, Any],
@@ -334,9 +368,11 @@ class VoiceStackOptionsFlow(OptionsFlow):
         try:
             config = RouterConfig.from_options({**self.config_entry.options, **new})
         except VocabularyError as err:
-            return self._router_form(schema, user_input, [*err.problems, *extra])
+            return self._router_form(
+                step_id, schema, user_input, [*err.problems, *extra]
+            )
         if extra:
-            return self._router_form(schema, user_input, extra)
+            return self._router_form(step_id, schema, user_input, extra)
         return self._save(new if store is None else store(config))
 
     def _save(self, new: Mapping[str, Any]) -> ConfigFlowResult:

@@ -1,9 +1,9 @@
 """What one loaded satellite entry holds (``entry.runtime_data``).
 
-Four parts, each built on the one before and none reaching back: the hub (link,
+Five parts, each built on the one before and none reaching back: the hub (link,
 Speaker, shared state), the speech output (text to sound, through the Speaker),
-the voice modes (the router and what it needs of Home Assistant), and the
-satellite's announcements. ``__init__.py`` builds them in that order; entities
+the voice modes (the router and what it needs of Home Assistant), the follow-up
+sessions (conversations) and the satellite's announcements. ``__init__.py`` builds them in that order; entities
 and actions take the parts they need from here.
 """
 
@@ -17,6 +17,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 
 from .const import DOMAIN
+from .conversations import Conversations
 from .hub import SatelliteHub, loaded_entry_for_entity
 from .modes import VoiceModes
 from .satellite_announcements import SatelliteAnnouncements
@@ -30,6 +31,7 @@ class SatelliteRuntime:
     hub: SatelliteHub
     speech: SpeechOutput
     modes: VoiceModes
+    conversations: Conversations
     announcements: SatelliteAnnouncements
 
 

@@ -17,7 +17,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
+from .conversations import Conversations
 from .core.announce import MetricsSnapshot
+from .core.follow_up import EndReason
 from .entity import VoiceStackEntity
 from .hub import SatelliteHub
 from .modes import VoiceModes
@@ -119,6 +121,7 @@ async def async_setup_entry(
         [
             *(AnnouncementMetric(runtime.announcements, d) for d in METRICS),
             *(ModesSensor(runtime.hub, runtime.modes, d) for d in MODE_SENSORS),
+            FollowUpSensor(runtime.hub, runtime.conversations),
         ]
     )
 
@@ -219,3 +222,43 @@ class ModesSensor(VoiceStackEntity, SensorEntity):
         if self.entity_description.key != "gathered_text":
             return None
         return {"mode": self.modes.router.mode}
+
+
+class FollowUpSensor(VoiceStackEntity, SensorEntity):
+    """The follow-up session: "turn 2 of 3" while one is open, else "idle".
+
+    Its attributes count how sessions ended, by reason, since Home Assistant
+    started: why the assistant stopped listening is never a mystery.
+    """
+
+    entity_description = SensorEntityDescription(
+        key="follow_up", translation_key="follow_up"
+    )
+
+    def __init__(self, hub: SatelliteHub, conversations: Conversations) -> None:
+        """Shows ``conversations``' loop."""
+        self.conversations = conversations
+        super().__init__(hub)
+
+    @property
+    def available(self) -> bool:
+        """Kept in Home Assistant: meaningful while the satellite is away too."""
+        return True
+
+    @property
+    def native_value(self) -> str:
+        """``turn 2 of 3`` or ``idle``."""
+        return self.conversations.loop.status.text
+
+    @property
+    def extra_state_attributes(self) -> dict[str, object]:
+        """The open session, the mode, and every end reason's count."""
+        status = self.conversations.loop.status
+        return {
+            "session_id": status.session_id,
+            "mode": str(status.mode),
+            **{
+                f"ended_{reason}": self.conversations.ends[reason]
+                for reason in EndReason
+            },
+        }

@@ -37,8 +37,10 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
-from .const import EVENT_UTTERANCE
+from .const import EVENT_TURN, EVENT_UTTERANCE
+from .conversations import Conversations
 from .core.clock import Clock, LoopClock
+from .core.follow_up import Session
 from .core.protocol import LISTEN, listen_event
 from .core.request_audio import RequestAudio
 from .core.router.normalize import hear
@@ -102,8 +104,10 @@ class VoiceLoop:
         self,
         hass: HomeAssistant,
         hub: SatelliteHub,
+        *,
         modes: VoiceModes,
         speech: SpeechOutput,
+        conversations: Conversations,
         satellite: SatellitePort,
     ) -> None:
         """Idle until the satellite sends ``run-pipeline``."""
@@ -111,7 +115,10 @@ class VoiceLoop:
         self.hub = hub
         self.modes = modes
         self.speech = speech
+        self.conversations = conversations
+        self.follow_up = conversations.loop
         self.satellite = satellite
+        self._session: Session | None = None  # the running turn's session
         self.clock: Clock = LoopClock(hass.loop)  # the request's deadline runs on it
         self._turn: Turn | None = None
         self._task: asyncio.Task[None] | None = None
@@ -123,8 +130,16 @@ class VoiceLoop:
     def on_run_pipeline(self, run: RunPipeline) -> None:
         """A wake word (or listen-now) started a request: run it."""
         self.cancel()
+        woken = run.wake_word_name is not None or run.start_stage is WyomingStage.WAKE
         turn = self._turn = Turn(
-            self.clock, self._audio_limit, wake_word=run.wake_word_name
+            self.clock, self._audio_limit, wake_word=run.wake_word_name, woken=woken
+        )
+        # Always listening, every speech segment is a request: sessions are the
+        # voice modes' (a query frame), not the follow-up loop's.
+        self._session = (
+            None
+            if self.modes.always_listening
+            else self.follow_up.begin_turn(woken=woken)
         )
         if run.start_stage is not WyomingStage.WAKE:
             turn.audio.start_deadline()
@@ -166,6 +181,7 @@ class VoiceLoop:
             return
         _LOGGER.warning("%s: nothing heard after the wake word", self.hub.entry.title)
         self.cancel()
+        self.follow_up.nothing_heard()
         self._send(Error(text="nothing heard", code="no-speech").event())
         self.satellite.tts_response_finished()
 
@@ -179,6 +195,12 @@ class VoiceLoop:
             self._task.cancel()
         self._task = None
         self.hub.set_assist_in_progress(False)
+
+    @callback
+    def close(self) -> None:
+        """The link is lost or the entity goes: the request and the session end."""
+        self.cancel()
+        self.follow_up.cancel()
 
     # -- from Home Assistant's pipeline -------------------------------------------
 
@@ -253,8 +275,12 @@ class VoiceLoop:
                 # The answer to ``ask_question`` went to its caller (HA's base
                 # class took it from the STT result), not to the router.
                 _LOGGER.debug("%s: answer to a question", self.hub.entry.title)
+                self.follow_up.cancel()
             elif turn.transcript is not None and not hear(turn.transcript).real:
                 self._nothing_recognized(turn)
+                self.follow_up.nothing_heard()
+            elif turn.transcript and self._is_stop(turn):
+                await self._stop_session(turn)
             elif turn.transcript:
                 await self._respond(turn)
         except HomeAssistantError as err:
@@ -288,26 +314,73 @@ class VoiceLoop:
             "; ".join(route.trace),
         )
         self._fire_utterance(turn, route)
-        await self.act(route)
+        await self._act(route, turn)
 
     async def act(self, route: Route) -> None:
-        """Say what the route says, ask the agent if it says so, listen on if asked.
+        """Say what a route no utterance caused says (a query submitted on silence).
 
-        Also for decisions no utterance caused (a query submitted on silence).
+        It is no turn of a follow-up session: the session's window stays as it is.
         """
+        await self._act(route, None)
+
+    async def _act(self, route: Route, turn: Turn | None) -> None:
+        """Say what the route says, ask the agent if it says so, listen on if asked."""
         self.satellite.set_state(AssistSatelliteState.PROCESSING)
+        answer, asked_back = "", False
         if route.agent_text is not None:
-            result = await self._converse(self.hub.pipeline(), route.agent_text)
-            reply = reply_for(
-                route,
-                answer=result.response.speech.get("plain", {}).get("speech", ""),
-                agent_continues=result.continue_conversation,
-                always_listening=self.modes.always_listening,
+            result = await self._converse(
+                self.hub.pipeline(), route.agent_text, self._conversation_id(turn)
             )
-        else:
-            reply = reply_for(route, always_listening=self.modes.always_listening)
-        await self.speech.say(reply.speech)
+            answer = result.response.speech.get("plain", {}).get("speech", "")
+            asked_back = result.continue_conversation
+        speech = reply_for(route, answer=answer).speech
+        await self.speech.say(speech)
+        session = self._session if turn is not None else None
+        follow_up_s = self.follow_up.answered(asked_back) if session else None
+        reply = reply_for(
+            route,
+            answer=answer,
+            follow_up_s=follow_up_s,
+            always_listening=self.modes.always_listening,
+        )
+        if turn is not None and session is not None:
+            self._fire_turn(turn, session, route, speech, reply.listen_s)
         await self._listen(reply.listen_s)
+
+    def _is_stop(self, turn: Turn) -> bool:
+        """Whether the turn is a stop phrase said in a follow-up window.
+
+        Not right after a wake word: there "stop" is a command (it stops the music).
+        """
+        return (
+            self._session is not None
+            and not turn.by_wake_word
+            and turn.transcript is not None
+            and self.follow_up.is_stop(turn.transcript)
+        )
+
+    async def _stop_session(self, turn: Turn) -> None:
+        """The user ended the session: nothing goes to the agent, nothing is said."""
+        session = self._session
+        assert session is not None
+        self.follow_up.stop()
+        _LOGGER.debug("%s: %r ends the session", self.hub.entry.title, turn.transcript)
+        self._fire_unrouted(turn, "stopped", "a stop word ends the follow-up session")
+        self._fire_turn(turn, session, None, "", None)
+        await self.speech.say("")
+
+    def _conversation_id(self, turn: Turn | None) -> str | None:
+        """The conversation this agent call continues (the memory policy's).
+
+        The first turn of a session no wake word started answers a conversation
+        Home Assistant opened (``start_conversation``): it continues that one.
+        """
+        session = self._session
+        if turn is not None and session is not None and session.turn == 1:
+            if not turn.by_wake_word:
+                return self.satellite.conversation_id
+            return None
+        return self.follow_up.conversation_id()
 
     async def _listen(self, window_s: float | None) -> None:
         """Open the mic for ``window_s``, or close a window opened earlier."""
@@ -318,12 +391,12 @@ class VoiceLoop:
             await self.hub.link.send(listen_event(timeout=timeout))
 
     async def _converse(
-        self, pipeline: Pipeline, text: str
+        self, pipeline: Pipeline, text: str, conversation_id: str | None
     ) -> conversation.ConversationResult:
         result = await conversation.async_converse(
             self.hass,
             text=text,
-            conversation_id=self.satellite.conversation_id,
+            conversation_id=conversation_id,
             context=self.hub.request_context,
             language=pipeline.conversation_language,
             agent_id=pipeline.conversation_engine,
@@ -331,6 +404,7 @@ class VoiceLoop:
             satellite_id=self.satellite.entity_id,
             extra_system_prompt=self.satellite.take_start_prompt(),
         )
+        self.follow_up.remember(result.conversation_id)
         self.satellite.continue_conversation(result.conversation_id)
         return result
 
@@ -340,20 +414,24 @@ class VoiceLoop:
         _LOGGER.info(
             "%s: nothing recognized (%r)", self.hub.entry.title, turn.transcript
         )
+        self._fire_unrouted(turn, "empty", "speech-to-text found no words")
+        self.hub.notify()
+
+    def _fire_unrouted(self, turn: Turn, outcome: str, reason: str) -> None:
+        """``voicestack_utterance`` for a transcript the router never saw."""
         self.hass.bus.async_fire(
             EVENT_UTTERANCE,
             {
                 **self._utterance_data(turn),
-                "outcome": "empty",
+                "outcome": outcome,
                 "frame": None,
                 "rule": None,
-                "reason": "speech-to-text found no words",
+                "reason": reason,
                 "trace": [],
                 "listen": False,
                 "sent_to_agent": False,
             },
         )
-        self.hub.notify()
 
     def _utterance_data(self, turn: Turn) -> dict[str, Any]:
         return {
@@ -376,6 +454,36 @@ class VoiceLoop:
                 "trace": list(route.trace),
                 "listen": route.listen,
                 "sent_to_agent": route.agent_text is not None,
+            },
+        )
+
+    def _fire_turn(
+        self,
+        turn: Turn,
+        session: Session,
+        route: Route | None,
+        response: str,
+        listen_s: float | None,
+    ) -> None:
+        """``voicestack_turn``: one turn of a session, and why it ended if it did."""
+        status = self.follow_up.status
+        last_end = self.conversations.last_end
+        ended = last_end is not None and last_end[0] == session.id
+        self.hass.bus.async_fire(
+            EVENT_TURN,
+            {
+                **self._utterance_data(turn),
+                "session_id": session.id,
+                "turn": session.turn,
+                "max_turns": status.max_turns,
+                "frame": route.frame if route else None,
+                "rule": route.rule if route else None,
+                "sent_to_agent": route is not None and route.agent_text is not None,
+                "response": response,
+                "listen_s": listen_s,
+                "session_ended": ended,
+                "end_reason": str(last_end[1]) if ended and last_end else None,
+                "timings": turn.timings(),
             },
         )
 

@@ -27,8 +27,8 @@ def test_the_router_speaks_first_then_the_agent() -> None:
     assert reply_for(AGENT) == Reply("", None)
 
 
-def test_an_agent_asking_back_opens_the_follow_up_window() -> None:
-    reply = reply_for(AGENT, answer="Which room?", agent_continues=True)
+def test_the_follow_up_loops_window_comes_after_the_answer() -> None:
+    reply = reply_for(AGENT, answer="Which room?", follow_up_s=FOLLOW_UP_TIMEOUT_S)
 
     assert reply == Reply("Which room?", FOLLOW_UP_TIMEOUT_S)
 
@@ -39,9 +39,9 @@ def test_a_mode_waiting_for_speech_opens_the_longer_window() -> None:
     assert reply_for(dictating).listen_s == MODE_LISTEN_TIMEOUT_S
     # An always-listening satellite hears everything anyway: no window.
     assert reply_for(dictating, always_listening=True).listen_s is None
-    # The agent's question wins over the mode's window.
-    asked = reply_for(dictating, agent_continues=True, always_listening=True)
-    assert asked.listen_s == FOLLOW_UP_TIMEOUT_S
+    # The follow-up loop's window wins over the mode's.
+    asked = reply_for(dictating, follow_up_s=5.0, always_listening=True)
+    assert asked.listen_s == 5.0
 
 
 def test_a_window_opens_and_a_stale_one_is_closed_once() -> None:
@@ -108,7 +108,7 @@ def test_the_wake_phrase_comes_from_the_satellites_info() -> None:
 async def test_a_turn_keeps_its_wake_word_transcript_and_bounded_audio() -> None:
     clock = ManualClock()
     limits: list[str] = []
-    turn = Turn(clock, limits.append, wake_word=None)
+    turn = Turn(clock, limits.append, wake_word=None, woken=False)
 
     turn.audio.put(b"\x00\x00" * 160)
     clock.advance(60.0)  # no deadline before the wake word was confirmed
@@ -124,3 +124,8 @@ async def test_a_turn_keeps_its_wake_word_transcript_and_bounded_audio() -> None
     assert len(limits) == 1  # the request's time ran out once STT had started
     assert chunks == [b"\x00\x00" * 160]  # what came before the limit is heard
     assert turn.audio.dropped_bytes == 320
+    assert turn.timings() == {
+        "speech_to_text_s": 60.0 + turn.audio.max_s,
+        "answer_s": 0.0,
+        "total_s": 60.0 + turn.audio.max_s,
+    }

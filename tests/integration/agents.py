@@ -54,10 +54,18 @@ class ScriptedAgent(conversation.AbstractConversationAgent):
 
 
 async def use_agent(
-    hass: HomeAssistant, stack: AsyncExitStack, pipeline: Pipeline, reply: Reply
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    pipeline: Pipeline,
+    reply: Reply,
+    *,
+    agent: ScriptedAgent | None = None,
 ) -> ScriptedAgent:
-    """Make a scripted agent ``pipeline``'s agent until ``stack`` closes."""
-    agent = ScriptedAgent(reply)
+    """Make a scripted agent ``pipeline``'s agent until ``stack`` closes.
+
+    ``agent`` if given, else one that answers with ``reply``.
+    """
+    agent = agent or ScriptedAgent(reply)
     entry = MockConfigEntry(domain="test")
     entry.add_to_hass(hass)
     conversation.async_set_agent(hass, entry, agent)

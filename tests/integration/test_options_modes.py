@@ -18,7 +18,9 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.conversation_options import CONVERSATIONS_SCHEMA
 from custom_components.voicestack.core.announce import AnnounceOptions
+from custom_components.voicestack.core.follow_up_policy import OPTION_FIELDS
 from custom_components.voicestack.core.router import Vocabulary
 from custom_components.voicestack.core.router.config import DEFAULTS, RouterConfig
 from custom_components.voicestack.core.router.vocabulary import ENTRIES
@@ -109,14 +111,20 @@ def rejected(result: Any, entry: MockConfigEntry, options: dict[str, Any]) -> bo
 # -- menu and announcements ----------------------------------------------------
 
 
-async def test_the_options_open_on_a_menu_of_four_steps(
+async def test_the_options_open_on_a_menu_of_five_steps(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     menu = await hass.config_entries.options.async_init(entry.entry_id)
 
     assert menu["type"] is FlowResultType.MENU
     assert menu["step_id"] == "init"
-    assert menu["menu_options"] == ["announcements", "modes", "vocabulary", "shortcuts"]
+    assert menu["menu_options"] == [
+        "announcements",
+        "modes",
+        "vocabulary",
+        "shortcuts",
+        "conversations",
+    ]
 
 
 async def test_announcements_show_only_announcer_options_and_merge(
@@ -745,4 +753,95 @@ def test_every_step_field_and_error_is_translated() -> None:
         "not_a_number",
         "out_of_range",
         "invalid",
+        # conversations: one per policy field (FollowUpConfigError's codes)
+        *(f"follow_up_{field}" for field in OPTION_FIELDS.values()),
     }
+    fields = {str(key) for key in CONVERSATIONS_SCHEMA.schema}
+    assert set(steps["conversations"]["data"]) == fields
+    assert set(steps["conversations"]["data_description"]) == fields
+
+
+# -- conversations -----------------------------------------------------------------
+
+
+CONVERSATIONS = {
+    "follow_up_mode": "always",
+    "follow_up_max_turns": 4.0,  # number selectors give floats
+    "follow_up_memory": "independent",
+    "follow_up_listen_s": 6.5,
+    "follow_up_stop_words": "stop\n  that's it  \n\nenough",
+}
+
+
+async def test_conversations_show_the_defaults_and_round_trip(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "conversations")
+    defaults = shown(form)
+    saved = await submit(hass, form, CONVERSATIONS)
+    again = shown(await open_step(hass, entry, "conversations"))
+
+    assert defaults["follow_up_mode"] == "agent"
+    assert defaults["follow_up_max_turns"] == 3
+    assert defaults["follow_up_memory"] == "shared"
+    assert defaults["follow_up_listen_s"] == 8.0
+    assert "that's all" in defaults["follow_up_stop_words"].splitlines()
+    assert saved["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {
+        **KEPT,
+        "follow_up_mode": "always",
+        "follow_up_max_turns": 4,
+        "follow_up_memory": "independent",
+        "follow_up_listen_s": 6.5,
+        "follow_up_stop_words": ["stop", "that's it", "enough"],
+    }
+    assert again["follow_up_stop_words"] == "stop\nthat's it\nenough"
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "error"),
+    [
+        ({"follow_up_max_turns": 2.5}, "follow_up_max_turns", "follow_up_max_turns"),
+        (
+            {"follow_up_stop_words": "stop\nStop!"},
+            "follow_up_stop_words",
+            "follow_up_stop_words",
+        ),
+        (
+            {"follow_up_stop_words": "x" * 61},
+            "follow_up_stop_words",
+            "follow_up_stop_words",
+        ),
+    ],
+)
+async def test_bad_conversation_options_are_rejected_on_their_field(
+    hass: HomeAssistant,
+    entry: MockConfigEntry,
+    change: dict[str, Any],
+    field: str,
+    error: str,
+) -> None:
+    form = await open_step(hass, entry, "conversations")
+    result = await submit(hass, form, {**CONVERSATIONS, **change})
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == {field: error}
+    assert shown(result)[field] == change[field]
+    strings = json.loads((INTEGRATION / "strings.json").read_text(encoding="utf-8"))
+    assert error in strings["options"]["error"]
+
+
+async def test_stored_conversation_options_that_do_not_validate_show_the_defaults(
+    hass: HomeAssistant,
+) -> None:
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="hand-edited",
+        data={CONF_HOST: "127.0.0.1", CONF_PORT: 10700},
+        options={"follow_up_max_turns": 99},
+    )
+    entry.add_to_hass(hass)
+
+    form = await open_step(hass, entry, "conversations")
+
+    assert shown(form)["follow_up_max_turns"] == 3

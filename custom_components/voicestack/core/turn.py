@@ -45,19 +45,20 @@ def reply_for(
     route: Route,
     *,
     answer: str = "",
-    agent_continues: bool = False,
+    follow_up_s: float | None = None,
     always_listening: bool = False,
 ) -> Reply:
-    """The router's own words, then the agent's answer; the follow-up window.
+    """The router's own words, then the agent's answer; the window after it.
 
-    The agent asking a question back (``agent_continues``) opens the short
-    follow-up window. A mode that waits for more speech (``route.listen``)
-    opens the longer mode window, unless the satellite streams all speech
-    anyway (always listening), where a window would mean nothing.
+    ``follow_up_s`` is the window the follow-up loop opens (``core/follow_up``:
+    the session goes on). Without one, a mode that waits for more speech
+    (``route.listen``) opens the longer mode window, unless the satellite
+    streams all speech anyway (always listening), where a window would mean
+    nothing.
     """
     speech = f"{route.speak or ''} {answer}".strip()
-    if agent_continues:
-        return Reply(speech, FOLLOW_UP_TIMEOUT_S)
+    if follow_up_s is not None:
+        return Reply(speech, follow_up_s)
     if route.listen and not always_listening:
         return Reply(speech, MODE_LISTEN_TIMEOUT_S)
     return Reply(speech, None)
@@ -77,7 +78,7 @@ def wake_phrase(programs: Iterable[WakeProgram], name: str | None) -> str | None
 
 
 class Turn:
-    """One request: its audio, wake word and transcript."""
+    """One request: its audio, wake word, transcript, and when each came."""
 
     def __init__(
         self,
@@ -85,10 +86,15 @@ class Turn:
         on_audio_limit: Callable[[str], None],
         *,
         wake_word: str | None,
+        woken: bool,
     ) -> None:
-        """A turn the satellite started, with or without its own wake word."""
+        """A turn the satellite started, by a wake word (``woken``) or in a window."""
         self.audio = RequestAudio(clock, on_audio_limit)
         self.wake_word = wake_word
+        self.by_wake_word = woken
+        self._clock = clock
+        self.started_at = clock.now()
+        self.heard_at: float | None = None  # speech-to-text ended
         # None until speech-to-text ended; "" when it found nothing.
         self.transcript: str | None = None
 
@@ -100,6 +106,19 @@ class Turn:
     def heard(self, transcript: str) -> None:
         """Speech-to-text ended with ``transcript``."""
         self.transcript = transcript
+        self.heard_at = self._clock.now()
+
+    def timings(self) -> dict[str, float | None]:
+        """Seconds from the request's start to the transcript and to now."""
+        now = self._clock.now()
+        heard = self.heard_at
+        return {
+            "speech_to_text_s": None
+            if heard is None
+            else round(heard - self.started_at, 3),
+            "answer_s": None if heard is None else round(now - heard, 3),
+            "total_s": round(now - self.started_at, 3),
+        }
 
     def end(self) -> None:
         """The turn is over (answered, dropped or cancelled): no more audio."""

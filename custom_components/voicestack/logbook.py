@@ -1,0 +1,82 @@
+"""The logbook tells a follow-up conversation turn by turn.
+
+Each ``voicestack_turn`` becomes one line on the satellite ("turn 2 of 3: “and
+tomorrow?” → agent, listening 8 s"), and each ``voicestack_session_ended`` one
+line saying why the satellite stopped listening: what a user reads to find out
+why the assistant is (or is not) still listening.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from homeassistant.components.logbook import (
+    LOGBOOK_ENTRY_ENTITY_ID,
+    LOGBOOK_ENTRY_MESSAGE,
+    LOGBOOK_ENTRY_NAME,
+)
+from homeassistant.core import Event, HomeAssistant, callback
+
+from .const import DOMAIN, EVENT_SESSION_ENDED, EVENT_TURN
+
+NAME = "VoiceStack"
+# Why a session ended, in words.
+END_REASONS = {
+    "answered": "the answer needed no reply",
+    "max_turns": "the turn limit was reached",
+    "silence": "nobody spoke in the window",
+    "stop_word": "a stop word was said",
+    "wake_word": "a new wake word started another",
+    "cancelled": "the request was cancelled",
+}
+
+
+def describe_turn(data: dict[str, Any]) -> str:
+    """One turn: what was said, where it went, what happens next."""
+    said = f"“{data.get('text') or ''}”"
+    if data.get("frame") is None:
+        went = "ended the conversation"
+    elif data.get("sent_to_agent"):
+        went = "→ agent"
+    else:
+        went = f"→ {data['frame']} ({data.get('rule')})"
+    next_step = (
+        f"listening {data['listen_s']:g} s"
+        if data.get("listen_s")
+        else "waiting for the wake word"
+    )
+    return f"turn {data['turn']} of {data['max_turns']}: {said} {went}, {next_step}"
+
+
+def describe_session_end(data: dict[str, Any]) -> str:
+    """Why a session ended, after how many turns."""
+    reason = END_REASONS.get(data.get("reason", ""), str(data.get("reason")))
+    turns = data.get("turns", 0)
+    return f"conversation ended after {turns} turn{'s' if turns != 1 else ''}: {reason}"
+
+
+@callback
+def async_describe_events(
+    hass: HomeAssistant,
+    async_describe_event: Callable[[str, str, Callable[[Event], dict[str, str]]], None],
+) -> None:
+    """Describe the follow-up events."""
+
+    def entry(
+        describe: Callable[[dict[str, Any]], str],
+    ) -> Callable[[Event], dict[str, str]]:
+        @callback
+        def logbook_entry(event: Event) -> dict[str, str]:
+            described = {
+                LOGBOOK_ENTRY_NAME: NAME,
+                LOGBOOK_ENTRY_MESSAGE: describe(event.data),
+            }
+            if entity_id := event.data.get("entity_id"):
+                described[LOGBOOK_ENTRY_ENTITY_ID] = entity_id
+            return described
+
+        return logbook_entry
+
+    async_describe_event(DOMAIN, EVENT_TURN, entry(describe_turn))
+    async_describe_event(DOMAIN, EVENT_SESSION_ENDED, entry(describe_session_end))
