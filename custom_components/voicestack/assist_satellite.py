@@ -106,6 +106,9 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         self.async_on_remove(
             runtime.conversations.async_subscribe_ended(self._on_session_ended)
         )
+        self.async_on_remove(
+            runtime.conversations.async_subscribe_flush(self.voice_loop.on_flush)
+        )
         self.async_on_remove(self.voice_loop.close)
         if self.device_id is not None:
             # "Set a timer for 2 minutes": HA's timer intents need a device that

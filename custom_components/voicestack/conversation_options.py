@@ -14,6 +14,13 @@ from typing import Any, Final
 from homeassistant.helpers import selector
 import voluptuous as vol
 
+from .core.debounce import (
+    MAX_S_LIMIT,
+    OPTION_FIELDS as DEBOUNCE_FIELDS,
+    QUIET_S_RANGE,
+    DebouncePolicy,
+    debounce_from_options,
+)
 from .core.follow_up_policy import (
     LISTEN_S_RANGE,
     MAX_TURNS_RANGE,
@@ -25,7 +32,11 @@ from .core.follow_up_policy import (
 )
 
 STOP_WORDS: Final = "follow_up_stop_words"
-_FIELD_OF_CODE: Final = {field: key for key, field in OPTION_FIELDS.items()}
+EMERGENCY: Final = "follow_up_emergency_phrases"
+_PHRASE_FIELDS: Final = (STOP_WORDS, EMERGENCY)
+_FIELD_OF_CODE: Final = {
+    field: key for key, field in (*OPTION_FIELDS.items(), *DEBOUNCE_FIELDS.items())
+}
 
 
 def _select(options: type[FollowUpMode] | type[Memory], key: str) -> selector.Selector:
@@ -57,47 +68,66 @@ CONVERSATIONS_SCHEMA: Final = vol.Schema(
         vol.Optional(STOP_WORDS): selector.TextSelector(
             selector.TextSelectorConfig(multiline=True)
         ),
+        vol.Required("follow_up_quiet_s"): selector.NumberSelector(
+            {**_number(QUIET_S_RANGE, 0.1), "unit_of_measurement": "s"}
+        ),
+        vol.Required("follow_up_max_s"): selector.NumberSelector(
+            {
+                **_number((QUIET_S_RANGE[0], MAX_S_LIMIT), 0.5),
+                "unit_of_measurement": "s",
+            }
+        ),
+        vol.Optional(EMERGENCY): selector.TextSelector(
+            selector.TextSelectorConfig(multiline=True)
+        ),
     }
 )
 
 
-def form_values(options: Mapping[str, Any]) -> dict[str, Any]:
-    """What the form shows: the stored policy, the defaults where none is valid."""
-    try:
-        policy = policy_from_options(options)
-    except ValueError:
-        policy = FollowUpPolicy()
-    return {
-        "follow_up_mode": policy.mode.value,
-        "follow_up_max_turns": policy.max_turns,
-        "follow_up_memory": policy.memory.value,
-        "follow_up_listen_s": policy.listen_s,
-        STOP_WORDS: "\n".join(policy.stop_words),
-    }
+def form_values(options: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """What the form shows: the stored policy.
 
-
-def to_options(user_input: Mapping[str, Any]) -> dict[str, Any]:
-    """The options to store for the form's values.
-
-    Raises ``FollowUpConfigError`` (``code``: the policy field at fault).
+    Where none is stored, or it is not valid: ``language``'s defaults.
     """
-    lines = str(user_input.get(STOP_WORDS, "")).splitlines()
-    new = {
-        **{
-            key: user_input[key]
-            for key in CONVERSATIONS_SCHEMA.schema
-            if key != STOP_WORDS
-        },
-        STOP_WORDS: [line.strip() for line in lines if line.strip()],
-    }
-    policy = policy_from_options(new)
+    try:
+        policy = policy_from_options(options, language)
+        debounce = debounce_from_options(options, language)
+    except ValueError:
+        policy = policy_from_options({}, language)
+        debounce = debounce_from_options({}, language)
+    stored = _stored(policy, debounce)
+    return {**stored, **{key: "\n".join(stored[key]) for key in _PHRASE_FIELDS}}
+
+
+def _stored(policy: FollowUpPolicy, debounce: DebouncePolicy) -> dict[str, Any]:
     return {
         "follow_up_mode": policy.mode.value,
         "follow_up_max_turns": policy.max_turns,
         "follow_up_memory": policy.memory.value,
         "follow_up_listen_s": policy.listen_s,
         STOP_WORDS: list(policy.stop_words),
+        "follow_up_quiet_s": debounce.quiet_s,
+        "follow_up_max_s": debounce.max_s,
+        EMERGENCY: list(debounce.emergency_phrases),
     }
+
+
+def to_options(user_input: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """The options to store for the form's values.
+
+    Raises ``FollowUpConfigError`` (``code``: the policy field at fault).
+    """
+    new = {
+        **{k: user_input[k] for k in CONVERSATIONS_SCHEMA.schema if k in user_input},
+        **{key: _lines(user_input.get(key, "")) for key in _PHRASE_FIELDS},
+    }
+    return _stored(
+        policy_from_options(new, language), debounce_from_options(new, language)
+    )
+
+
+def _lines(text: object) -> list[str]:
+    return [line.strip() for line in str(text).splitlines() if line.strip()]
 
 
 def error_field(code: str) -> str:

@@ -318,10 +318,11 @@ class VoiceStackOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """Follow-up mode, turn limit, memory, window and stop words."""
         errors: dict[str, str] = {}
-        values = conversation_options.form_values(self.config_entry.options)
+        language = self.hass.config.language
+        values = conversation_options.form_values(self.config_entry.options, language)
         if user_input is not None:
             try:
-                return self._save(conversation_options.to_options(user_input))
+                return self._save(conversation_options.to_options(user_input, language))
             except FollowUpConfigError as err:
                 errors[conversation_options.error_field(err.code)] = (
                     f"follow_up_{err.code}"

@@ -257,6 +257,8 @@ class FollowUpSensor(VoiceStackEntity, SensorEntity):
         return {
             "session_id": status.session_id,
             "mode": str(status.mode),
+            "buffering": self.conversations.buffer.buffering,
+            "fragments_dropped": self.conversations.fragments_dropped,
             **{
                 f"ended_{reason}": self.conversations.ends[reason]
                 for reason in EndReason

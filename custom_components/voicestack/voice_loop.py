@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterable
 import logging
-from typing import Any, Protocol
+from typing import Protocol
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import (
@@ -30,6 +30,7 @@ from homeassistant.components.assist_pipeline import (
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import intent
 from wyoming.asr import Transcript
 from wyoming.error import Error
 from wyoming.event import Event
@@ -37,7 +38,6 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
-from .const import EVENT_TURN, EVENT_UTTERANCE
 from .conversations import Conversations
 from .core.clock import Clock, LoopClock
 from .core.follow_up import Session
@@ -48,7 +48,9 @@ from .core.router.route import Route, Utterance
 from .core.turn import ListenWindow, Turn, reply_for, wake_phrase
 from .hub import SatelliteHub
 from .modes import VoiceModes
+from .speech_input import transcribe
 from .speech_output import SpeechOutput
+from .voice_events import VoiceEvents
 
 _LOGGER = logging.getLogger(__name__)
 # Home Assistant's pipeline error when speech-to-text returned no text at all.
@@ -118,7 +120,10 @@ class VoiceLoop:
         self.conversations = conversations
         self.follow_up = conversations.loop
         self.satellite = satellite
+        self.events = VoiceEvents(hass, hub, conversations, satellite)
         self._session: Session | None = None  # the running turn's session
+        self._fragment_task: asyncio.Task[None] | None = None
+        self._fragments = 0  # real fragments in the buffer now
         self.clock: Clock = LoopClock(hass.loop)  # the request's deadline runs on it
         self._turn: Turn | None = None
         self._task: asyncio.Task[None] | None = None
@@ -129,8 +134,11 @@ class VoiceLoop:
     @callback
     def on_run_pipeline(self, run: RunPipeline) -> None:
         """A wake word (or listen-now) started a request: run it."""
-        self.cancel()
         woken = run.wake_word_name is not None or run.start_stage is WyomingStage.WAKE
+        if not woken and self._wants_fragments():
+            self._start_fragment()
+            return
+        self.cancel()
         turn = self._turn = Turn(
             self.clock, self._audio_limit, wake_word=run.wake_word_name, woken=woken
         )
@@ -200,6 +208,8 @@ class VoiceLoop:
     def close(self) -> None:
         """The link is lost or the entity goes: the request and the session end."""
         self.cancel()
+        if self._fragment_task is not None:
+            self._fragment_task.cancel()
         self.follow_up.cancel()
 
     # -- from Home Assistant's pipeline -------------------------------------------
@@ -313,7 +323,7 @@ class VoiceLoop:
             route.reason,
             "; ".join(route.trace),
         )
-        self._fire_utterance(turn, route)
+        self.events.routed(turn, route)
         await self._act(route, turn)
 
     async def act(self, route: Route) -> None:
@@ -326,7 +336,7 @@ class VoiceLoop:
     async def _act(self, route: Route, turn: Turn | None) -> None:
         """Say what the route says, ask the agent if it says so, listen on if asked."""
         self.satellite.set_state(AssistSatelliteState.PROCESSING)
-        answer, asked_back = "", False
+        answer, asked_back, result = "", False, None
         if route.agent_text is not None:
             result = await self._converse(
                 self.hub.pipeline(), route.agent_text, self._conversation_id(turn)
@@ -343,18 +353,23 @@ class VoiceLoop:
             follow_up_s=follow_up_s,
             always_listening=self.modes.always_listening,
         )
+        if follow_up_s is not None and _changed_something(route, result):
+            self.conversations.buffer.arm()  # what follows may finish the thought
         if turn is not None and session is not None:
-            self._fire_turn(turn, session, route, speech, reply.listen_s)
+            self.events.turn(turn, session, route, speech, reply.listen_s)
         await self._listen(reply.listen_s)
 
     def _is_stop(self, turn: Turn) -> bool:
         """Whether the turn is a stop phrase said in a follow-up window.
 
-        Not right after a wake word: there "stop" is a command (it stops the music).
+        Only in a session's second turn or later, a window the follow-up loop
+        opened: right after a wake word "stop" is a command (it stops the
+        music), and in a voice mode's window ("Say yes or no") "no thanks" is
+        the mode's answer.
         """
         return (
             self._session is not None
-            and not turn.by_wake_word
+            and self._session.turn > 1
             and turn.transcript is not None
             and self.follow_up.is_stop(turn.transcript)
         )
@@ -365,8 +380,9 @@ class VoiceLoop:
         assert session is not None
         self.follow_up.stop()
         _LOGGER.debug("%s: %r ends the session", self.hub.entry.title, turn.transcript)
-        self._fire_unrouted(turn, "stopped", "a stop word ends the follow-up session")
-        self._fire_turn(turn, session, None, "", None)
+        self.events.unrouted(turn, "stopped", "a stop word ends the follow-up session")
+        self.events.turn(turn, session, None, "", None)
+        await self._listen(None)
         await self.speech.say("")
 
     def _conversation_id(self, turn: Turn | None) -> str | None:
@@ -414,80 +430,133 @@ class VoiceLoop:
         _LOGGER.info(
             "%s: nothing recognized (%r)", self.hub.entry.title, turn.transcript
         )
-        self._fire_unrouted(turn, "empty", "speech-to-text found no words")
+        self.events.unrouted(turn, "empty", "speech-to-text found no words")
         self.hub.notify()
 
-    def _fire_unrouted(self, turn: Turn, outcome: str, reason: str) -> None:
-        """``voicestack_utterance`` for a transcript the router never saw."""
-        self.hass.bus.async_fire(
-            EVENT_UTTERANCE,
-            {
-                **self._utterance_data(turn),
-                "outcome": outcome,
-                "frame": None,
-                "rule": None,
-                "reason": reason,
-                "trace": [],
-                "listen": False,
-                "sent_to_agent": False,
-            },
+    # -- fragments after an action (post-action debounce) ---------------------------
+
+    def _wants_fragments(self) -> bool:
+        """The last turn changed something and its window is open: fragments."""
+        return (
+            self.conversations.buffer.armed
+            and self.follow_up.status.open
+            and self.hub.link.supports(LISTEN)
         )
 
-    def _utterance_data(self, turn: Turn) -> dict[str, Any]:
-        return {
-            "entity_id": self.satellite.entity_id,
-            "device_id": self.hub.device_id(),
-            "text": turn.transcript,
-            "wake_word": turn.wake_word,
-            "conversation_id": self.satellite.conversation_id,
-        }
+    def _start_fragment(self) -> None:
+        """A fragment streams in: keep the window open for the next one.
 
-    def _fire_utterance(self, turn: Turn, route: Route) -> None:
-        self.hass.bus.async_fire(
-            EVENT_UTTERANCE,
-            {
-                **self._utterance_data(turn),
-                "outcome": "routed",
-                "frame": route.frame,
-                "rule": route.rule,
-                "reason": route.reason,
-                "trace": list(route.trace),
-                "listen": route.listen,
-                "sent_to_agent": route.agent_text is not None,
-            },
+        It is transcribed on its own (``speech_input``), so the next fragment
+        may stream while this one is transcribed; they join the buffer in order.
+        """
+        turn = self._turn = Turn(
+            self.clock, self._audio_limit, wake_word=None, woken=False
+        )
+        turn.audio.start_deadline()
+        session = self.follow_up.status.session_id
+        self.follow_up.hold()
+        self.conversations.buffer.hold()
+        if (window := self._window.request(self.follow_up.policy.listen_s)) is not None:
+            self._send(listen_event(timeout=window))
+        previous = self._fragment_task
+        self._fragment_task = self.hub.entry.async_create_background_task(
+            self.hass,
+            self._fragment(turn, previous, session),
+            f"voicestack {self.hub.satellite_id} fragment",
         )
 
-    def _fire_turn(
-        self,
-        turn: Turn,
-        session: Session,
-        route: Route | None,
-        response: str,
-        listen_s: float | None,
+    async def _fragment(
+        self, turn: Turn, previous: asyncio.Task[None] | None, session: str | None
     ) -> None:
-        """``voicestack_turn``: one turn of a session, and why it ended if it did."""
-        status = self.follow_up.status
-        last_end = self.conversations.last_end
-        ended = last_end is not None and last_end[0] == session.id
-        self.hass.bus.async_fire(
-            EVENT_TURN,
-            {
-                **self._utterance_data(turn),
-                "session_id": session.id,
-                "turn": session.turn,
-                "max_turns": status.max_turns,
-                "frame": route.frame if route else None,
-                "rule": route.rule if route else None,
-                "sent_to_agent": route is not None and route.agent_text is not None,
-                "response": response,
-                "listen_s": listen_s,
-                "session_ended": ended,
-                "end_reason": str(last_end[1]) if ended and last_end else None,
-                "timings": turn.timings(),
-            },
+        try:
+            text = await transcribe(self.hass, self.hub.pipeline(), turn.audio.chunks())
+        except HomeAssistantError as err:
+            _LOGGER.warning(
+                "%s: fragment not transcribed: %s", self.hub.entry.title, err
+            )
+            text = ""
+        finally:
+            turn.end()
+        turn.heard(text)
+        self._send(Transcript(text=text).event())
+        if previous is not None:
+            await asyncio.wait([previous])  # fragments join in the order said
+        if self.follow_up.status.session_id != session:
+            # The session ended meanwhile (a wake word): the thought is stale.
+            self.conversations.fragments_dropped += 1
+            _LOGGER.info(
+                "%s: fragment %r dropped: its session ended", self.hub.entry.title, text
+            )
+            return
+        await self._collect(turn)
+
+    async def _collect(self, turn: Turn) -> None:
+        """Buffer a transcribed fragment; a stop or emergency phrase acts at once."""
+        assert turn.transcript is not None
+        text, buffer = turn.transcript, self.conversations.buffer
+        if self.follow_up.is_stop(text):
+            self._session = self.follow_up.begin_turn(woken=False)
+            await self._stop_session(turn)
+            return
+        if not buffer.add(text):
+            # The buffer flushed (its maximum) while this fragment was heard.
+            self.on_flush(text)
+            return
+        if hear(text).real:
+            self._fragments += 1
+            self.events.unrouted(
+                turn, "buffered", "held after an action: more may follow"
+            )
+        if self.conversations.bypasses(text):
+            buffer.flush_now()
+        elif not buffer.buffering:  # only noise so far: nobody is talking
+            self.follow_up.nothing_heard()
+            await self._listen(None)
+
+    @callback
+    def on_flush(self, text: str) -> None:
+        """The buffered fragments, as one text: one turn of the session."""
+        turn = Turn(self.clock, self._audio_limit, wake_word=None, woken=False)
+        turn.end()  # its audio came with the fragments
+        turn.heard(text)
+        turn.fragments, self._fragments = max(1, self._fragments), 0
+        self._session = self.follow_up.begin_turn(woken=False)
+        self.hub.set_assist_in_progress(True)
+        self._task = self.hub.entry.async_create_background_task(
+            self.hass,
+            self._answer(turn),
+            f"voicestack {self.hub.satellite_id} request",
         )
+
+    async def _answer(self, turn: Turn) -> None:
+        """Route and answer a turn that has its transcript already."""
+        try:
+            await self._respond(turn)
+        except HomeAssistantError as err:
+            _LOGGER.warning("%s: request failed: %s", self.hub.entry.title, err)
+            self.satellite.tts_response_finished()
+        finally:
+            self.hub.set_assist_in_progress(False)
 
     def _send(self, event: Event) -> None:
         self.hub.entry.async_create_background_task(
             self.hass, self.hub.link.send(event), "voicestack send"
         )
+
+
+def _changed_something(
+    route: Route, result: conversation.ConversationResult | None
+) -> bool:
+    """Whether the turn changed state (the post-action buffer arms after it).
+
+    A mode switched or delivered, or the agent acted on something (its intent
+    response says so).
+    """
+    if route.changed:
+        return True
+    if result is None:
+        return False
+    response = result.response
+    return response.response_type is intent.IntentResponseType.ACTION_DONE and bool(
+        response.success_results or response.intent
+    )

@@ -182,6 +182,19 @@ def test_a_window_request_without_words_ends_the_session_in_silence() -> None:
     assert run.clock.pending == 0
 
 
+def test_held_fragments_stop_the_silence_timer_and_make_one_turn() -> None:
+    run = Harness(mode=FollowUpMode.ALWAYS)
+    run.loop.begin_turn(woken=True)
+    run.loop.answered(agent_asked_back=False)
+    run.loop.hold()  # a fragment in the window
+    run.loop.hold()  # and another
+    run.clock.advance(60.0)
+    session = run.loop.begin_turn(woken=False)  # the buffer flushed: one turn
+
+    assert session.turn == 2
+    assert run.ended == []
+
+
 def test_answering_twice_keeps_one_silence_timer() -> None:
     run = Harness()
     run.loop.begin_turn(woken=True)

@@ -18,9 +18,13 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import intent
 import pytest
 
-from custom_components.voicestack.const import EVENT_SESSION_ENDED, EVENT_TURN
+from custom_components.voicestack.const import (
+    EVENT_SESSION_ENDED,
+    EVENT_TURN,
+)
 from custom_components.voicestack.logbook import describe_session_end, describe_turn
 from devstack import speech
+from devstack.waiting import wait_for
 from tests.integration.agents import ScriptedAgent, use_agent
 from tests.integration.assist import words
 from tests.integration.dialog import Dialog, open_dialog
@@ -40,20 +44,46 @@ def ask_back(_user_input: conversation.ConversationInput) -> tuple[str, bool]:
     return "Anything else?", True
 
 
-class NumberingAgent(ScriptedAgent):
-    """Answers in a conversation of its own numbering when none is given."""
+class ActingAgent(ScriptedAgent):
+    """Says it switched what the request names (its intent response lists them).
+
+    It answers in a conversation of its own numbering when none is given, so a
+    test can tell which conversation each turn continued.
+    """
 
     async def async_process(
         self, user_input: conversation.ConversationInput
     ) -> conversation.ConversationResult:
-        """Record; continue the given conversation or open conversation N."""
+        """Record; "Done." with the named things as the targets acted on."""
         self.inputs.append(user_input)
         response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech("Okay.")
+        named = [
+            name
+            for name in ("hallway", "kitchen", "living room")
+            if name in user_input.text.lower()
+        ]
+        response.async_set_results(
+            [
+                intent.IntentResponseTarget(
+                    type=intent.IntentResponseTargetType.ENTITY, name=name, id=name
+                )
+                for name in named
+            ]
+        )
+        response.async_set_speech("Done.")
         return conversation.ConversationResult(
             response=response,
             conversation_id=user_input.conversation_id or f"c{len(self.inputs)}",
         )
+
+
+async def acting_agent(
+    hass: HomeAssistant, stack: AsyncExitStack, pipeline: Pipeline
+) -> ActingAgent:
+    """An ``ActingAgent`` as the pipeline's agent until ``stack`` closes."""
+    agent = ActingAgent(answer_plainly)
+    await use_agent(hass, stack, pipeline, agent.reply, agent=agent)
+    return agent
 
 
 async def dialog_with(
@@ -154,8 +184,7 @@ async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
     memory: str,
     expected: list[str | None],
 ) -> None:
-    agent = NumberingAgent(answer_plainly)
-    await use_agent(hass, stack, pipeline, agent.reply, agent=agent)
+    agent = await acting_agent(hass, stack, pipeline)
     dialog, _turns, _ended = await dialog_with(
         hass,
         stack,
@@ -170,3 +199,87 @@ async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
     await dialog.wake_and_say("What is the weather like?")
 
     assert [i.conversation_id for i in agent.inputs] == expected
+
+
+async def test_fragments_after_an_action_make_one_request_and_one_answer(
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
+) -> None:
+    agent = await acting_agent(hass, stack, pipeline)
+    dialog, turns, _ended = await dialog_with(
+        hass, stack, tmp_path, follow_up_mode="always"
+    )
+
+    await dialog.wake_and_say("Turn off the hallway light.")
+    first = await asyncio.to_thread(speech.speak, "Turn on the kitchen light.")
+    second = await asyncio.to_thread(speech.speak, "And the living room lamp.")
+    await dialog.mic.say(first + speech.silence(0.8) + second)
+    await wait_for(lambda: len(turns) >= 2, 60, "the fragments' turn")
+    await wait_for(lambda: not dialog.hub.assist_in_progress, 30, "the answer")
+
+    buffered = [
+        u.data["text"] for u in dialog.utterances if u.data["outcome"] == "buffered"
+    ]
+    first_turn, second_turn = (t.data for t in turns)
+    assert first_turn["buffering_next"]  # the hallway light changed: buffer armed
+    assert len(buffered) == 2, buffered
+    assert second_turn["fragments"] == 2
+    assert second_turn["turn"] == 2
+    assert len(agent.texts) == 2, agent.texts  # one request for both fragments
+    assert {"kitchen", "living", "lamp"} <= set(words(agent.texts[1])), agent.texts
+    assert second_turn["response"] == "Done."
+    assert len(turns) == 2  # one answer, not two
+
+
+async def test_a_stop_word_after_fragments_drops_them_and_ends_the_session(
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
+) -> None:
+    agent = await acting_agent(hass, stack, pipeline)
+    dialog, turns, ended = await dialog_with(
+        hass, stack, tmp_path, follow_up_mode="always"
+    )
+
+    await dialog.wake_and_say("Turn off the hallway light.")
+    fragment = await asyncio.to_thread(speech.speak, "Turn on the kitchen light.")
+    # A lone "Stop." 0.8 s after a fragment falls under the satellite's done chime
+    # and its echo tail (docs/conversations.md, "Known limits"); a longer one does not.
+    stop = await asyncio.to_thread(speech.speak, "That's all, thanks.")
+    await dialog.mic.say(fragment + speech.silence(0.8) + stop)
+    await wait_for(lambda: ended, 60, "the session's end")
+
+    sensor = hass.states.get("sensor.test_satellite_follow_up")
+    assert [e.data["reason"] for e in ended] == ["stop_word"]
+    assert len(agent.texts) == 1  # neither the fragment nor "stop" reached it
+    assert turns[-1].data["end_reason"] == "stop_word"
+    assert sensor.state == "idle"
+    assert sensor.attributes["fragments_dropped"] == 1
+    assert not sensor.attributes["buffering"]
+
+
+async def test_an_emergency_fragment_sends_the_buffer_at_once(
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
+) -> None:
+    agent = await acting_agent(hass, stack, pipeline)
+    # The longest pause: without the bypass the fragments would wait 5 s.
+    dialog, turns, _ended = await dialog_with(
+        hass,
+        stack,
+        tmp_path,
+        follow_up_mode="always",
+        follow_up_quiet_s=5.0,
+        follow_up_max_s=15.0,
+    )
+
+    await dialog.wake_and_say("Turn off the hallway light.")
+    fragment = await asyncio.to_thread(speech.speak, "Turn on the kitchen light.")
+    emergency = await asyncio.to_thread(speech.speak, "Help, call the fire brigade.")
+    await dialog.mic.say(fragment + speech.silence(0.8) + emergency)
+    await wait_for(lambda: len(turns) >= 2, 60, "the fragments' turn")
+
+    buffered = [u for u in dialog.utterances if u.data["outcome"] == "buffered"]
+    routed = [u for u in dialog.utterances if u.data["outcome"] == "routed"]
+    assert len(buffered) == 2, [u.data["text"] for u in dialog.utterances]
+    assert turns[1].data["fragments"] == 2
+    assert "help" in words(agent.texts[1]), agent.texts
+    # Sent with the emergency, not after the 5 s pause the buffer would wait.
+    sent_after = (routed[-1].time_fired - buffered[-1].time_fired).total_seconds()
+    assert sent_after < 5.0

@@ -20,6 +20,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.conversation_options import CONVERSATIONS_SCHEMA
 from custom_components.voicestack.core.announce import AnnounceOptions
+from custom_components.voicestack.core.debounce import OPTION_FIELDS as DEBOUNCE_FIELDS
 from custom_components.voicestack.core.follow_up_policy import OPTION_FIELDS
 from custom_components.voicestack.core.router import Vocabulary
 from custom_components.voicestack.core.router.config import DEFAULTS, RouterConfig
@@ -755,6 +756,7 @@ def test_every_step_field_and_error_is_translated() -> None:
         "invalid",
         # conversations: one per policy field (FollowUpConfigError's codes)
         *(f"follow_up_{field}" for field in OPTION_FIELDS.values()),
+        *(f"follow_up_{field}" for field in DEBOUNCE_FIELDS.values()),
     }
     fields = {str(key) for key in CONVERSATIONS_SCHEMA.schema}
     assert set(steps["conversations"]["data"]) == fields
@@ -770,6 +772,9 @@ CONVERSATIONS = {
     "follow_up_memory": "independent",
     "follow_up_listen_s": 6.5,
     "follow_up_stop_words": "stop\n  that's it  \n\nenough",
+    "follow_up_quiet_s": 1.0,
+    "follow_up_max_s": 4.0,
+    "follow_up_emergency_phrases": "help\ncall",
 }
 
 
@@ -794,6 +799,9 @@ async def test_conversations_show_the_defaults_and_round_trip(
         "follow_up_memory": "independent",
         "follow_up_listen_s": 6.5,
         "follow_up_stop_words": ["stop", "that's it", "enough"],
+        "follow_up_quiet_s": 1.0,
+        "follow_up_max_s": 4.0,
+        "follow_up_emergency_phrases": ["help", "call"],
     }
     assert again["follow_up_stop_words"] == "stop\nthat's it\nenough"
 
@@ -811,6 +819,12 @@ async def test_conversations_show_the_defaults_and_round_trip(
             {"follow_up_stop_words": "x" * 61},
             "follow_up_stop_words",
             "follow_up_stop_words",
+        ),
+        ({"follow_up_max_s": 0.5}, "follow_up_max_s", "follow_up_max_s"),
+        (
+            {"follow_up_emergency_phrases": "help\nHelp!"},
+            "follow_up_emergency_phrases",
+            "follow_up_emergency_phrases",
         ),
     ],
 )

@@ -77,8 +77,9 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_gathered_text",
         "sensor.test_satellite_deferred_queue",
         "sensor.test_satellite_empty_transcripts",
+        "sensor.test_satellite_follow_up",
     } <= ids
-    assert len(ids) == 7 + 9 + 3  # and the other announcement metrics
+    assert len(ids) == 7 + 10 + 3  # and the other announcement metrics
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port

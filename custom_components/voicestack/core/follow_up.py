@@ -30,6 +30,7 @@ from typing import Final
 import uuid
 
 from .clock import Cancellable, Clock
+from .follow_up_phrases import POLITENESS
 from .follow_up_policy import FollowUpMode, FollowUpPolicy, Memory, spoken
 
 _LOGGER = logging.getLogger(__name__)
@@ -37,8 +38,6 @@ _LOGGER = logging.getLogger(__name__)
 # The satellite may start a request at the very end of its window; the session
 # waits this much longer so such a request is still its next turn.
 LISTEN_GRACE_S: Final = 1.0
-# What may follow a stop phrase and still be one: "stop please", "bye, thank you".
-_POLITE: Final = (("please",), ("thanks",), ("thank", "you"))
 
 
 class EndReason(StrEnum):
@@ -52,9 +51,11 @@ class EndReason(StrEnum):
     CANCELLED = "cancelled"  # link lost, unload, request dropped
 
 
-def _only_polite(words: tuple[str, ...]) -> bool:
+def _only_polite(
+    words: tuple[str, ...], polite_words: tuple[tuple[str, ...], ...]
+) -> bool:
     while words:
-        polite = next((p for p in _POLITE if words[: len(p)] == p), None)
+        polite = next((p for p in polite_words if words[: len(p)] == p), None)
         if polite is None:
             return False
         words = words[len(polite) :]
@@ -104,6 +105,8 @@ class FollowUpLoop:
         """No session until ``begin_turn``; ``on_end`` hears each one end, once."""
         self.policy = policy
         self._stop_words = tuple(map(spoken, policy.stop_words))
+        # What may follow a stop phrase and still be one: "stop please", "bye, thanks".
+        self._polite = tuple(map(spoken, POLITENESS[policy.language]))
         self._clock = clock
         self._on_end = on_end
         self._new_id = new_id
@@ -144,6 +147,14 @@ class FollowUpLoop:
         _LOGGER.debug("Follow-up session %s: turn %d", session.id, session.turn)
         return session
 
+    def hold(self) -> None:
+        """Speech in the window that is no turn yet (a buffered fragment).
+
+        The silence timer stops: the session waits for the turn the fragments
+        will make, which ``begin_turn`` then counts once.
+        """
+        self._cancel_silence()
+
     def is_stop(self, text: str) -> bool:
         """Whether the user's whole utterance ``text`` is a stop phrase.
 
@@ -154,7 +165,8 @@ class FollowUpLoop:
         """
         words = spoken(text)
         return any(
-            words[: len(stop)] == stop and _only_polite(words[len(stop) :])
+            words[: len(stop)] == stop
+            and _only_polite(words[len(stop) :], self._polite)
             for stop in self._stop_words
         )
 

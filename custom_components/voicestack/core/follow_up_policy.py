@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from .follow_up_phrases import FALLBACK, STOP_WORDS, language_of
 from .router.normalize import FILLER, hear
 from .turn import FOLLOW_UP_TIMEOUT_S
 
@@ -36,10 +37,7 @@ MAX_TURNS_RANGE: Final = (1, 10)
 LISTEN_S_RANGE: Final = (2.0, 30.0)
 MAX_PHRASES: Final = 50
 MAX_PHRASE_CHARS: Final = 60
-DEFAULT_STOP_WORDS: Final = (
-    *("stop", "that's all", "that is all", "thanks bye", "thank you bye", "bye"),
-    *("goodbye", "never mind", "nevermind", "cancel", "no thanks", "nothing"),
-)
+DEFAULT_STOP_WORDS: Final = STOP_WORDS[FALLBACK]
 
 
 class FollowUpMode(StrEnum):
@@ -111,6 +109,8 @@ class FollowUpPolicy:
     memory: Memory = Memory.SHARED
     listen_s: float = FOLLOW_UP_TIMEOUT_S
     stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
+    # The language of the politeness a stop word may be followed by.
+    language: str = FALLBACK
 
     def __post_init__(self) -> None:
         """FollowUpConfigError for what the loop cannot run; phrases stripped."""
@@ -124,6 +124,7 @@ class FollowUpPolicy:
         _check(number, "listen_s", f"listen_s: {low_s} to {high_s} seconds")
         phrases = validate_phrases(self.stop_words, "stop_words")
         object.__setattr__(self, "stop_words", phrases)
+        object.__setattr__(self, "language", language_of(self.language))
 
     @classmethod
     def parse(
@@ -133,16 +134,26 @@ class FollowUpPolicy:
         max_turns: float = 3,
         memory: str = Memory.SHARED,
         listen_s: float = FOLLOW_UP_TIMEOUT_S,
-        stop_words: Iterable[str] = DEFAULT_STOP_WORDS,
+        stop_words: Iterable[str] | None = None,
+        language: str = FALLBACK,
     ) -> FollowUpPolicy:
-        """A policy from form values (strings; numbers a form may give as 3.0)."""
+        """A policy from form values (strings; numbers a form may give as 3.0).
+
+        Without ``stop_words``, the defaults of ``language`` (a tag such as
+        "de-CH"; English where none are known).
+        """
         whole = isinstance(max_turns, float) and max_turns.is_integer()
+        language = language_of(language)
         return cls(
             mode=_enum(FollowUpMode, mode, "mode"),
             max_turns=int(max_turns) if whole else max_turns,  # checked on construction
             memory=_enum(Memory, memory, "memory"),
             listen_s=listen_s,
-            stop_words=validate_phrases(stop_words, "stop_words"),
+            stop_words=validate_phrases(
+                STOP_WORDS[language] if stop_words is None else stop_words,
+                "stop_words",
+            ),
+            language=language,
         )
 
 
@@ -156,15 +167,18 @@ OPTION_FIELDS: Final = {
 }
 
 
-def policy_from_options(options: Mapping[str, Any]) -> FollowUpPolicy:
-    """The policy an entry's options describe (defaults for what they lack).
+def policy_from_options(
+    options: Mapping[str, Any], language: str = FALLBACK
+) -> FollowUpPolicy:
+    """The policy an entry's options describe.
 
-    Raises ``FollowUpConfigError`` for a bad value, like ``parse``.
+    ``language``'s defaults for what they lack. Raises ``FollowUpConfigError`` for a bad value, like ``parse``.
     """
     return FollowUpPolicy.parse(
+        language=language,
         **{
             field: options[key]
             for key, field in OPTION_FIELDS.items()
             if key in options
-        }
+        },
     )

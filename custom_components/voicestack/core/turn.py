@@ -97,6 +97,8 @@ class Turn:
         self.heard_at: float | None = None  # speech-to-text ended
         # None until speech-to-text ended; "" when it found nothing.
         self.transcript: str | None = None
+        # Buffered fragments this turn's transcript joins (1: it was said at once).
+        self.fragments = 1
 
     def woken(self, wake_word: str | None) -> None:
         """Home Assistant's wake word engine heard ``wake_word``: STT starts now."""

@@ -426,6 +426,7 @@ async def test_a_frame_timer_is_a_decision_that_is_emitted() -> None:
             reason="closed after 5 s without input",
             trace=("top: timeout timer fired",),
             listen=False,
+            changed=True,  # the frame closed
         )
     ]
     assert router.last.explain().startswith("(timer) → top/timeout")

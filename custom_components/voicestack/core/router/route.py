@@ -28,6 +28,8 @@ class Route:
     ``trace`` explain the decision (what matched; the steps through the frame
     stack) for events and debug logs. ``listen``: the router expects more speech
     (a wake-word satellite should listen again without a wake word).
+    ``changed``: the decision changed the mode stack (a mode opened, closed, or
+    delivered what it gathered): the follow-up buffer arms after it.
     """
 
     frame: str
@@ -37,3 +39,4 @@ class Route:
     reason: str = ""
     trace: tuple[str, ...] = ()
     listen: bool = False
+    changed: bool = False

@@ -69,6 +69,7 @@ class Decision:
     stack: tuple[str, ...]  # frame names afterwards, base first
     listen: bool  # the top frame expects more speech
     background: bool = False  # caused by a timer, not by an utterance
+    changed: bool = False  # the stack changed: a mode opened, closed or delivered
 
     def explain(self) -> str:
         """One line for debug logs."""
@@ -95,6 +96,7 @@ class Decision:
             reason=self.reason,
             trace=tuple(map(str, self.steps)),
             listen=self.listen,
+            changed=self.changed,
         )
 
 
@@ -126,6 +128,7 @@ class FrameStack:
         self._tasks: set[asyncio.Task[None]] = set()
         self._listeners: list[Callable[[], None]] = []
         self._steps: list[Step] = []
+        self._before: tuple[str, ...] = ()  # the stack when the decision began
         self.last: Decision | None = None
         base.on_push(self)
 
@@ -232,6 +235,7 @@ class FrameStack:
         """
         heard = hear(text, self._filler)
         async with self._lock:
+            self._begin()
             self._steps = [] if heard.real else [Step(self.top.name, "no real words")]
             found = (
                 await self._walk(heard, len(self._stack) - 1) if heard.real else None
@@ -272,6 +276,7 @@ class FrameStack:
         ``by`` names who decided (default ``api``).
         """
         async with self._lock:
+            self._begin()
             self._steps = [Step(self.top.name, f"request {name}")]
             outcome = await self._call(operation, f"request {name}")
             decision = self._decision("", by, name, outcome.reason or name, outcome)
@@ -336,6 +341,13 @@ class FrameStack:
             return f"no rule matched; {self.top.name} is exclusive"
         return "no rule matched down to the bottom frame"
 
+    def _names(self) -> tuple[str, ...]:
+        return tuple(frame.name for frame in self._stack)
+
+    def _begin(self) -> None:
+        """A decision begins: remember the stack it starts from."""
+        self._before = self._names()
+
     def _decision(
         self,
         text: str,
@@ -356,9 +368,10 @@ class FrameStack:
             speak=outcome.speak,
             agent_text=outcome.agent_text,
             steps=tuple(self._steps),
-            stack=tuple([frame.name for frame in self._stack]),
+            stack=(after := self._names()),
             listen=self.top.expects_speech,
             background=background,
+            changed=after != self._before,
         )
 
     def _publish(self, decision: Decision) -> None:
@@ -387,6 +400,7 @@ class FrameStack:
         async with self._lock:
             if frame.control is not self or frame is not self.top:
                 return  # popped or covered since: the timer is void
+            self._begin()
             self._steps = [Step(frame.name, f"{name} timer fired")]
             outcome = await self._call(callback, f"{frame.name} {name}")
             decision = self._decision(
