@@ -50,6 +50,7 @@ from .hub import SatelliteHub
 from .modes import VoiceModes
 from .speech_input import transcribe
 from .speech_output import SpeechOutput
+from .state_changes import states_changed_in
 from .voice_events import VoiceEvents
 
 _LOGGER = logging.getLogger(__name__)
@@ -337,12 +338,13 @@ class VoiceLoop:
         """Say what the route says, ask the agent if it says so, listen on if asked."""
         self.satellite.set_state(AssistSatelliteState.PROCESSING)
         answer, asked_back, result = "", False, None
-        if route.agent_text is not None:
-            result = await self._converse(
-                self.hub.pipeline(), route.agent_text, self._conversation_id(turn)
-            )
-            answer = result.response.speech.get("plain", {}).get("speech", "")
-            asked_back = result.continue_conversation
+        with states_changed_in(self.hass, self.hub.request_context) as changed:
+            if route.agent_text is not None:
+                result = await self._converse(
+                    self.hub.pipeline(), route.agent_text, self._conversation_id(turn)
+                )
+                answer = result.response.speech.get("plain", {}).get("speech", "")
+                asked_back = result.continue_conversation
         speech = reply_for(route, answer=answer).speech
         await self.speech.say(speech)
         session = self._session if turn is not None else None
@@ -353,7 +355,7 @@ class VoiceLoop:
             follow_up_s=follow_up_s,
             always_listening=self.modes.always_listening,
         )
-        if follow_up_s is not None and _changed_something(route, result):
+        if follow_up_s is not None and _changed_something(route, result, changed):
             self.conversations.buffer.arm()  # what follows may finish the thought
         if turn is not None and session is not None:
             self.events.turn(turn, session, route, speech, reply.listen_s)
@@ -521,6 +523,7 @@ class VoiceLoop:
         turn.heard(text)
         turn.fragments, self._fragments = max(1, self._fragments), 0
         self._session = self.follow_up.begin_turn(woken=False)
+        self.hub.new_request_context()  # what it changes is told apart from before
         self.hub.set_assist_in_progress(True)
         self._task = self.hub.entry.async_create_background_task(
             self.hass,
@@ -545,14 +548,14 @@ class VoiceLoop:
 
 
 def _changed_something(
-    route: Route, result: conversation.ConversationResult | None
+    route: Route, result: conversation.ConversationResult | None, states: list[str]
 ) -> bool:
     """Whether the turn changed state (the post-action buffer arms after it).
 
-    A mode switched or delivered, or the agent acted on something (its intent
-    response says so).
+    A mode switched or delivered, the request changed an entity's state (any
+    agent), or the agent says it acted on something (its intent response).
     """
-    if route.changed:
+    if route.changed or states:
         return True
     if result is None:
         return False

@@ -126,9 +126,20 @@ class Listener:
 
     async def peer_ended_request(self) -> None:
         """The owner heard the end of speech (voice-stopped, transcript)."""
-        if await self.stop() and self._rest is not ListenerState.CONTINUOUS:
-            self._feedback.play_sound("done")
+        if await self.stop():
+            self._done()
         await self._feedback.set_state(FeedbackState.THINKING)
+
+    def _done(self) -> None:
+        """The done chime, when the mic really stopped listening.
+
+        Not always listening (every segment, the TV too, ends a request: a chime
+        each time would be noise), and not while a listen window stays open:
+        more speech is expected there (fragments of one thought), and the chime
+        and its echo tail would hide the first half second of it.
+        """
+        if self.state not in (ListenerState.CONTINUOUS, ListenerState.WINDOW):
+            self._feedback.play_sound("done")
 
     async def stop(self) -> bool:
         """End the request's audio (audio-stop); False if none was streaming."""
@@ -179,10 +190,7 @@ class Listener:
         if request.live(samples, end):
             _LOGGER.debug("End of speech at sample %s", end)
             await self.stop()
-            if self._rest is not ListenerState.CONTINUOUS:
-                # Always listening, every segment (the TV too) ends here: a
-                # chime each time would be noise.
-                self._feedback.play_sound("done")
+            self._done()
             await self._feedback.set_state(FeedbackState.THINKING)
 
     async def _wait_for_request(self, samples: np.ndarray, end: int) -> None:

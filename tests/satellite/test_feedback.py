@@ -16,7 +16,7 @@ from wyoming.event import Event
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
 from scripts.make_sounds import render
-from tests.satellite.owner import read_audio, send_stream
+from tests.satellite.owner import audio_of, read_audio, send_stream, take_ownership
 from voicestack_satellite.sounds import KINDS, default_path
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
@@ -283,3 +283,29 @@ async def test_event_command_sees_every_state_of_a_request(tmp_path: Path) -> No
         "idle",  # the owner went away
     ]
     assert lines[1]["name"] == "hey_jarvis"
+
+
+async def test_a_request_ending_in_an_open_window_plays_no_done_chime(
+    tmp_path: Path,
+) -> None:
+    """Fragments of one thought: the chime would hide the start of the next one."""
+    first = speech.speak("Turn on the kitchen light.")
+    second = speech.speak("And the living room lamp.")
+    pcm = speech.pad(first + speech.silence(0.8) + second, 1.0, 2.0)
+    wav = speech.write_wav(tmp_path / "mic.wav", pcm)
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await take_ownership(client, end_of_speech_s=0.5)
+        await client.write_event(Event("voicestack-listen", {"timeout": 10}))
+        await read_until(client, "run-pipeline", 5)
+        # As VoiceStack does for a fragment: the window stays open past it.
+        await client.write_event(Event("voicestack-listen", {"timeout": 10}))
+        _, fragment = await read_until(client, "audio-stop", 10)
+        await read_until(client, "run-pipeline", 5)
+        _, next_fragment = await read_until(client, "audio-stop", 10)
+
+    assert not list(tmp_path.glob("played-sounds.done-*.wav"))
+    assert "kitchen" in speech.transcribe(audio_of(fragment)).lower()
+    assert "and" in speech.transcribe(audio_of(next_fragment)).lower().split()
