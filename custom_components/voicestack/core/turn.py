@@ -10,8 +10,8 @@ open after its frame closed can be closed again.
 
 The glue (``voice_loop.py``) drives a turn with Home Assistant's pipeline and
 agent; everything decided here is plain data, so the follow-up rules are
-testable with a clock and no Home Assistant. The turn loop, debounce and
-barge-in (issues 13 and 14) extend this module.
+testable with a clock and no Home Assistant. The sessions a turn belongs to
+and the post-action buffer live beside it (``follow_up.py``, ``debounce.py``).
 """
 
 from __future__ import annotations
