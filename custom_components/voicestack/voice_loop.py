@@ -480,7 +480,10 @@ class VoiceLoop:
         finally:
             turn.end()
         turn.heard(text)
-        self._send(Transcript(text=text).event())
+        # No transcript goes back: the satellite ended this fragment itself (or
+        # the audio limit told it), and the satellite cannot tell which request a
+        # transcript is for: one sent now ends whatever streams now, the next
+        # fragment, cut in two (seen in CI on a loaded CPU).
         if previous is not None:
             await asyncio.wait([previous])  # fragments join in the order said
         if self.follow_up.status.session_id != session:

@@ -248,11 +248,42 @@ def test_noise_after_a_hold_restarts_the_quiet_timer() -> None:
 
     buffer.add("one")
     buffer.hold()
-    buffer.hold()  # twice: harmless
     buffer.add("[BLANK_AUDIO]")
     clock.advance(1.5)
 
     assert flushed == ["one"]
+
+
+def test_the_quiet_timer_waits_for_every_fragment_on_its_way() -> None:
+    # A loaded CPU: the first fragment's text comes while the second is heard.
+    clock, flushed, buffer = armed()
+
+    buffer.hold()  # "turn on the kitchen light", being transcribed
+    buffer.hold()  # "and the living room lamp", being spoken
+    buffer.add("turn on the kitchen light")
+    clock.advance(3.0)  # past the quiet time: the second is still on its way
+    assert flushed == []
+    buffer.add("and the living room lamp")
+    clock.advance(1.4)
+    assert flushed == []
+    clock.advance(0.1)
+
+    assert flushed == ["turn on the kitchen light and the living room lamp"]
+
+
+def test_a_flush_forgets_the_fragments_it_did_not_wait_for() -> None:
+    clock, flushed, buffer = armed()
+
+    buffer.hold()
+    buffer.hold()
+    buffer.add("help")
+    buffer.flush_now()  # an emergency phrase: at once; the other comes unbuffered
+    buffer.arm()  # the answer changed state again
+    buffer.hold()
+    buffer.add("and the lamp")
+    clock.advance(1.5)
+
+    assert flushed == ["help", "and the lamp"]
 
 
 def test_the_policy_comes_from_the_options_and_is_checked() -> None:

@@ -23,10 +23,11 @@ from custom_components.voicestack.const import (
     EVENT_TURN,
 )
 from custom_components.voicestack.logbook import describe_session_end, describe_turn
-from devstack import speech
+from devstack import servers, speech
+from devstack.transcript_gate import TranscriptGate
 from devstack.waiting import wait_for
 from tests.integration.agents import ScriptedAgent, use_agent
-from tests.integration.assist import SWITCH, words
+from tests.integration.assist import SWITCH, set_up_assist, words
 from tests.integration.dialog import Dialog, open_dialog
 
 pytestmark = pytest.mark.e2e
@@ -252,6 +253,61 @@ async def test_fragments_after_an_action_make_one_request_and_one_answer(
     assert {"kitchen", "living"} <= set(words(agent.texts[1])), agent.texts
     assert second_turn["response"] == "Done."
     assert len(turns) == 2  # one answer, not two
+
+
+async def test_a_late_transcript_of_one_fragment_does_not_cut_the_next(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    stack: AsyncExitStack,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    """On a loaded CPU a fragment's text comes while the next one streams.
+
+    Seen in CI: "And the living room lamp." became "and the living" and "living
+    room lamp": the first fragment's transcript, sent on to the satellite, ended
+    the request streaming then (the second fragment). The gate holds whisper's
+    transcripts until the second fragment streams, so the race is certain.
+    """
+    gate = await stack.enter_async_context(TranscriptGate(whisper.host, whisper.port))
+    pipeline = await set_up_assist(hass, stack, tmp_path, piper, gate)
+    agent = await acting_agent(hass, stack, pipeline, report=False)
+    dialog, turns, _ended = await dialog_with(
+        hass, stack, tmp_path, follow_up_mode="always"
+    )
+    await dialog.wake_and_say("Turn on the kitchen power.")
+    requests: list[str] = []
+    stack.callback(
+        dialog.hub.async_subscribe_events(
+            lambda event: (
+                requests.append(event.type) if event.type == "run-pipeline" else None
+            )
+        )
+    )
+
+    gate.close()
+    first = await asyncio.to_thread(speech.speak, "Turn on the kitchen light.")
+    second = await asyncio.to_thread(speech.speak, "And the living room lamp.")
+    said = asyncio.create_task(
+        dialog.mic.say(first + speech.silence(0.8) + second, lead_s=1.0)
+    )
+    await wait_for(
+        lambda: len(requests) >= 2 and gate.held == 1,
+        30,
+        "the first fragment's text held while the second streams",
+    )
+    gate.open()
+    await said
+    await wait_for(lambda: len(turns) >= 2, 60, "the fragments' turn")
+    await wait_for(lambda: not dialog.hub.assist_in_progress, 30, "the answer")
+
+    buffered = [
+        u.data["text"] for u in dialog.utterances if u.data["outcome"] == "buffered"
+    ]
+    assert len(buffered) == 2, buffered
+    assert turns[1].data["fragments"] == 2
+    assert len(agent.texts) == 2, agent.texts
+    assert {"kitchen", "living", "room", "lamp"} <= set(words(agent.texts[1]))
 
 
 async def test_a_stop_word_after_fragments_drops_them_and_ends_the_session(

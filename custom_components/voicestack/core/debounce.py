@@ -138,6 +138,8 @@ class FragmentBuffer:
         self._max_s = max_s
         self._armed = False
         self._texts: list[str] = []
+        # Fragments heard whose text has not come yet (``hold`` to ``add``).
+        self._on_the_way = 0
         # While text is buffered: the max timer from the first fragment, and
         # the quiet timer from the last (none while a fragment is on its way).
         self._max: Cancellable | None = None
@@ -172,9 +174,13 @@ class FragmentBuffer:
 
         Speech-to-text takes its time; without this, the pause the user made
         before the next fragment plus its transcription could exceed
-        ``quiet_s`` and flush half the thought. The max timer keeps running.
+        ``quiet_s`` and flush half the thought. Each ``hold`` waits for its
+        ``add``: on a loaded CPU the first fragment's text can come while the
+        second is still being heard, and must not start the timer that flushes
+        without it. The max timer keeps running.
         """
-        if self._texts and self._quiet is not None:
+        self._on_the_way += 1
+        if self._quiet is not None:
             self._quiet.cancel()
             self._quiet = None
 
@@ -187,14 +193,16 @@ class FragmentBuffer:
         """
         if not self._armed:
             return False
+        self._on_the_way = max(0, self._on_the_way - 1)
         fragment = clean(text)
         if fragment:
             if not self._texts:
                 self._max = self._clock.call_later(self._max_s, self.flush_now)
             self._texts.append(fragment)
-        if self._texts:
-            if self._quiet is not None:
-                self._quiet.cancel()
+        if self._quiet is not None:
+            self._quiet.cancel()
+            self._quiet = None
+        if self._texts and not self._on_the_way:
             self._quiet = self._clock.call_later(self._quiet_s, self.flush_now)
         return True
 
@@ -225,6 +233,8 @@ class FragmentBuffer:
         self._on_flush(text)
 
     def _cancel_timers(self) -> None:
+        """Nothing waits any more: no timers, no fragment expected."""
+        self._on_the_way = 0
         for timer in (self._max, self._quiet):
             if timer is not None:
                 timer.cancel()
