@@ -7,7 +7,8 @@
 # With RELOCK (or no LOCK yet) it resolves the test plugin with Home Assistant
 # HA_VERSION, HA's component requirements and requirements/FILES (comma-separated)
 # under HA's package constraints, and writes LOCK; otherwise it installs LOCK
-# exactly. ./satellite is installed editable either way.
+# exactly. ./satellite is installed editable either way, and in a Home Assistant
+# venv ./client too (its one dependency, aiohttp, is Home Assistant's own).
 set -euo pipefail
 venv=$1 plugin=$2 ha=$3 files=$4 lock=$5 relock=$6 uv_version=$7
 python=${VOICESTACK_HA_PYTHON:-python3.14}
@@ -54,3 +55,6 @@ else
   "${uv[@]}" sync "${target[@]}" "$lock"
 fi
 "${uv[@]}" install "${target[@]}" --no-deps -e ./satellite
+if [ "$ha" != "-" ]; then
+  "${uv[@]}" install "${target[@]}" --no-deps -e ./client
+fi

@@ -1,0 +1,1 @@
+"""voicestack-client without Home Assistant: queue, backoff, coalescing, close, CLI."""
