@@ -19,6 +19,7 @@ from .migration import async_migrate, async_remove_issues
 from .mode_actions import async_setup_mode_actions
 from .modes import VoiceModes
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
+from .satellite_announce_requests import SatelliteAnnounceRequests
 from .speech_output import SpeechOutput
 
 MANUFACTURER = "VoiceStack"
@@ -65,12 +66,15 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     entry.async_on_unload(conversations.close)
     announcements = async_add_satellite(hass, hub, speech)
     entry.async_on_unload(announcements.remove)
+    announce_requests = SatelliteAnnounceRequests(hass, hub)
+    entry.async_on_unload(announce_requests.close)
     entry.runtime_data = SatelliteRuntime(
         hub=hub,
         speech=speech,
         modes=modes,
         conversations=conversations,
         announcements=announcements,
+        announce_requests=announce_requests,
     )
     hub.start()
     entry.async_on_unload(hub.stop)

@@ -8,7 +8,9 @@ import logging
 import signal
 import socket
 import sys
+import time
 
+from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
 from .connections import ConnectionLimit
 from .hooks import EventCommand
@@ -57,6 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     try:
         code = asyncio.run(_run(settings, mic, wake, sounds))
+    except AnnounceSocketError as err:
+        _LOGGER.error("%s", err)
+        sys.exit(1)
     except OSError as err:
         _LOGGER.error(
             "Cannot listen on %s:%s: %s", settings.host, settings.port, err.strerror
@@ -117,6 +122,15 @@ async def _run(
     server = await asyncio.start_server(
         serve, settings.host, settings.port, limit=MAX_HEADER_BYTES
     )
+    announce = None
+    if settings.announce_socket is not None:
+        announce = AnnounceSocket(
+            settings.announce_socket,
+            coordinator.session.forward_announcement,
+            clock=time.monotonic,
+            write_timeout_s=settings.write_timeout_s,
+        )
+        await announce.start()  # after the port: a failure leaves no file
     _LOGGER.info(
         "Satellite %r listening on tcp://%s:%s, wake words %s",
         settings.name,
@@ -148,6 +162,8 @@ async def _run(
         with contextlib.suppress(asyncio.CancelledError, MicLoopError):
             await task
     server.close()
+    if announce is not None:
+        await announce.close()
     # Whatever the clients do (idle, not reading), the process ends now: every
     # connection is cut at once, and waiting for the rest is bounded.
     connections.abort_all()

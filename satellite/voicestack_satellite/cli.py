@@ -215,6 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
         "dropped (default 5)",
     )
     add(
+        "--announce-socket",
+        type=Path,
+        metavar="PATH",
+        help="Unix socket (mode 0600) taking JSON lines such as "
+        '\'{"message": "Someone is at the door"}\' from scripts on this machine '
+        "and sending each to Home Assistant's announcer (default: none)",
+    )
+    add(
         "--no-zeroconf",
         dest="zeroconf",
         action="store_false",

@@ -59,6 +59,7 @@ class Peer:
         self._aborted = False
         self.extensions = False  # sent voicestack-hello: wants our extra events
         self.end_of_speech_s: float | None = None  # asked us to end requests
+        self.accepts: tuple[str, ...] = ()  # our events it asked for by name
         self.connected_at = time.monotonic()
         self.last_seen = self.connected_at  # when the peer last sent an event
         self.heard = False  # it has sent at least one complete event

@@ -26,9 +26,15 @@ INFO_KEY: Final = "voicestack"  # the block this satellite adds to ``info``
 PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut}: audio before the cut
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
 NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
+# {id, message, priority?, category?, source?, dedup_key?, ttl?}: a line from the
+# local announce socket, for Home Assistant's announcer; sent only to a peer
+# whose hello lists it in ``accepts``
+ANNOUNCE: Final = "voicestack-announce"
 
 # peer -> satellite
-HELLO: Final = "voicestack-hello"  # {protocol, end_of_speech_s?}: send me our events
+# {protocol, end_of_speech_s?, accepts?}: send me our events (``accepts``: the
+# ones that need asking for by name, e.g. ANNOUNCE)
+HELLO: Final = "voicestack-hello"
 PAUSE: Final = "voicestack-pause"  # {}: pause playback within one block
 RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample
 FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
@@ -36,7 +42,7 @@ FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
 # {continuous: bool}: stream every speech segment as a request (always listening)
 LISTEN: Final = "voicestack-listen"
 
-SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH)
+SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH, ANNOUNCE)
 PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
 
 # In audio-start (peer -> satellite), echoed in played and voicestack-progress:
@@ -51,6 +57,10 @@ MAX_STREAM_ID: Final = 64  # characters
 END_OF_SPEECH_S: Final = (0.1, 3.0)  # the range a hello may ask for, in seconds
 MAX_LISTEN_S: Final = 60.0  # the longest listen window a peer may open
 DEFAULT_LISTEN_S: Final = 5.0  # a listen without timeout or continuous
+# The optional fields of ANNOUNCE, as voicestack.announce names them, and the
+# priorities it knows.
+ANNOUNCE_OPTIONAL: Final = ("priority", "category", "source", "dedup_key", "ttl")
+ANNOUNCE_PRIORITIES: Final = ("critical", "high", "normal", "low")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,7 @@ class Hello:
 
     protocol: int | None
     end_of_speech_s: float | None  # end a request after this much quiet
+    accepts: tuple[str, ...] = ()  # our events it takes that need asking for
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +118,19 @@ def no_speech_event() -> Event:
     return Event(NO_SPEECH, {})
 
 
+def announce_event(announce_id: str, fields: Mapping[str, object]) -> Event:
+    """An announcement for the peer: ``message`` and ``ANNOUNCE_OPTIONAL`` fields.
+
+    Fields that are ``None`` are not sent (the announcer's default applies);
+    ``announce_id`` names the request in both sides' logs.
+    """
+    data = {"id": announce_id, "message": fields["message"]}
+    for key in ANNOUNCE_OPTIONAL:
+        if (value := fields.get(key)) is not None:
+            data[key] = value
+    return Event(ANNOUNCE, data)
+
+
 def played_event(stream: str, state: str) -> Event:
     """Wyoming's ``played``, plus the peer's stream id and how it ended."""
     event = Played().event()
@@ -115,9 +139,15 @@ def played_event(stream: str, state: str) -> Event:
 
 
 def parse_hello(event: Event) -> Hello:
-    """A ``voicestack-hello``; ``end_of_speech_s`` must lie in ``END_OF_SPEECH_S``."""
+    """A ``voicestack-hello``; ``end_of_speech_s`` must lie in ``END_OF_SPEECH_S``.
+
+    ``accepts``, if given, is a list of event names.
+    """
     data = _data(event, HELLO)
     protocol, silence = data.get("protocol"), data.get("end_of_speech_s")
+    accepts = data.get("accepts", [])
+    if not isinstance(accepts, list) or not all(isinstance(a, str) for a in accepts):
+        raise ValueError(f"{HELLO}: accepts {accepts!r:.80} is not a list of names")
     if protocol is not None and not _is_int(protocol):
         raise ValueError(f"{HELLO}: protocol {protocol!r} is not a version number")
     low, high = END_OF_SPEECH_S
@@ -128,6 +158,7 @@ def parse_hello(event: Event) -> Hello:
     return Hello(
         protocol=protocol,
         end_of_speech_s=None if silence is None else float(silence),
+        accepts=tuple(accepts),
     )
 
 

@@ -105,9 +105,13 @@ class Session:
         elif kind == protocol.HELLO:
             peer.extensions = True  # whatever else it says
             try:
-                peer.end_of_speech_s = protocol.parse_hello(event).end_of_speech_s
+                hello = protocol.parse_hello(event)
             except ValueError as err:
                 _LOGGER.warning("Ignoring %s", err)
+            else:
+                peer.end_of_speech_s = hello.end_of_speech_s
+                peer.accepts = hello.accepts
+                _LOGGER.debug("Hello from %s, accepts %s", peer.name, hello.accepts)
         elif RunSatellite.is_type(kind):
             return await self._claim(peer)
         elif peer is not self.owner:
@@ -201,6 +205,23 @@ class Session:
             _LOGGER.warning("Ignoring %s", err)
             if kind == protocol.RESUME:  # a pause must not last for a bad offset
                 self._player.resume()
+
+    def forward_announcement(self, announce: Event) -> str | None:
+        """Send a ``voicestack-announce`` to the owner; ``None`` once sent, else why not.
+
+        Nothing is kept for later: without an owner that asked for
+        announcements the caller hears why at once and may try again.
+        """
+        owner = self.owner
+        if owner is None or owner.closed:
+            return (
+                "no Home Assistant is connected (nothing is queued on the "
+                "satellite; send the line again once it is)"
+            )
+        if protocol.ANNOUNCE not in owner.accepts:
+            return "Home Assistant does not accept announcements from this satellite"
+        owner.send(announce)
+        return None
 
     def info_event(self) -> Event:
         """``info`` with the satellite block, wake models and our extensions."""

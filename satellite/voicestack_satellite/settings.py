@@ -7,9 +7,11 @@ underscores (``wake-word = ["hey_jarvis"]``); the command line wins over the fil
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 import resource
 import shlex
+import stat
 import tomllib
 from urllib.parse import urlparse
 
@@ -20,6 +22,7 @@ MAX_PAYLOAD_LIMIT = 64 * 1024 * 1024
 # Files the satellite opens besides its connections (mic, sound and event
 # commands, zeroconf, the listening socket: 16 measured with all of them).
 FILES_RESERVED = 64
+MAX_SOCKET_PATH = 107  # bytes in a Unix socket address, without its final NUL
 
 
 class SettingsError(ValueError):
@@ -75,11 +78,19 @@ class Settings:
     idle_timeout_s: float = 10.0
     write_timeout_s: float = 5.0
     zeroconf: bool = True
+    announce_socket: Path | None = None  # JSON lines from local scripts to announce
     debug: bool = False
 
 
 _COMMANDS = ("mic_command", "snd_command", "event_command")
-_PATHS = ("mic_file", "snd_file", "awake_sound", "done_sound", "timer_sound")
+_PATHS = (
+    "mic_file",
+    "snd_file",
+    "awake_sound",
+    "done_sound",
+    "timer_sound",
+    "announce_socket",
+)
 
 
 def load(argv: list[str] | None = None) -> Settings:
@@ -188,6 +199,8 @@ def _check(settings: Settings) -> None:
     if not 1024 <= settings.max_payload_bytes <= MAX_PAYLOAD_LIMIT:
         raise SettingsError("--max-payload must be between 1024 bytes and 64 MiB")
     _check_connections(settings)
+    if settings.announce_socket is not None:
+        _check_announce_socket(settings.announce_socket)
     if not 1.0 <= settings.owner_timeout_s <= 3600.0:
         raise SettingsError("--owner-timeout must be between 1 and 3600 seconds")
     if not 1.0 <= settings.max_request_s <= 300.0:
@@ -217,4 +230,24 @@ def _check_connections(settings: Settings) -> None:
         raise SettingsError(
             f"--max-connections {settings.max_connections} needs {needed} open "
             f"files, but the limit is {soft} (ulimit -n; systemd: LimitNOFILE=)"
+        )
+
+
+def _check_announce_socket(path: Path) -> None:
+    """Its folder exists; the path is free or a socket (a stale one is replaced)."""
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise SettingsError(
+            f"--announce-socket {path} is too long for a Unix socket "
+            f"(at most {MAX_SOCKET_PATH} bytes)"
+        )
+    if not path.parent.is_dir():
+        raise SettingsError(f"--announce-socket: folder {path.parent} does not exist")
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise SettingsError(
+            f"--announce-socket {path} exists and is not a socket; "
+            "refusing to replace it"
         )

@@ -105,3 +105,47 @@ def test_listen_takes_exactly_one_of_timeout_and_continuous(
 def test_resume_refuses_an_offset_that_is_no_sample(offset: Any) -> None:
     with pytest.raises(ValueError, match="is not a sample offset"):
         protocol.resume_event(offset)
+
+
+def test_the_hello_asks_for_announcements() -> None:
+    hello = protocol.hello_event(end_of_speech_s=0.7)
+    assert hello.data == {
+        "protocol": protocol.PROTOCOL_VERSION,
+        "accepts": [protocol.ANNOUNCE],
+        "end_of_speech_s": 0.7,
+    }
+
+
+GOOD_ANNOUNCE = {"id": "a1b2c3-1", "message": "Someone is at the door."}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"id": None}, "id None is not a request id"),
+        ({"id": ""}, "id '' is not a request id"),
+        ({"id": "x" * 65}, "id 'xxxx"),
+        ({"id": "a\nb"}, r"id 'a\\nb' is not a request id"),
+        ({"message": None}, "message None is not a text"),
+        ({"message": " "}, "message ' ' is not a text"),
+        ({"message": ["hi"]}, r"message \['hi'\] is not a text"),
+        ({"priority": 1}, "priority 1 is not a string"),
+        ({"category": True}, "category True is not a string"),
+        ({"source": {}}, "source {} is not a string"),
+        ({"dedup_key": 3.5}, "dedup_key 3.5 is not a string"),
+        ({"ttl": "10"}, "ttl '10' is not seconds"),
+        ({"ttl": True}, "ttl True is not seconds"),
+    ],
+)
+def test_a_bad_announce_is_refused(change: dict[str, Any], message: str) -> None:
+    event = Event(protocol.ANNOUNCE, {**GOOD_ANNOUNCE, **change})
+    with pytest.raises(ValueError, match=f"^voicestack-announce: {message}"):
+        protocol.parse_announce(event)
+
+
+def test_an_announce_with_fields_it_does_not_know_still_parses() -> None:
+    """A newer satellite may send more; what this side knows is kept."""
+    event = Event(protocol.ANNOUNCE, {**GOOD_ANNOUNCE, "colour": "red", "ttl": 5})
+    assert protocol.parse_announce(event) == protocol.Announce(
+        id="a1b2c3-1", message="Someone is at the door.", ttl=5
+    )

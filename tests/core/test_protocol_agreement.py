@@ -17,6 +17,7 @@ from wyoming.event import Event
 from wyoming.snd import Played
 
 from custom_components.voicestack.core import protocol as ha
+from custom_components.voicestack.core.announce import Priority
 from voicestack_satellite import protocol as sat
 
 SHARED = (
@@ -25,6 +26,7 @@ SHARED = (
     "PREROLL",
     "PROGRESS",
     "NO_SPEECH",
+    "ANNOUNCE",
     "HELLO",
     "PAUSE",
     "RESUME",
@@ -37,6 +39,8 @@ SHARED = (
     "PLAYING",
     "PLAYED",
     "FLUSHED",
+    "ANNOUNCE_OPTIONAL",
+    "ANNOUNCE_PRIORITIES",
 )
 
 
@@ -76,7 +80,19 @@ def test_every_event_name_is_listed_once(side: ModuleType) -> None:
 @pytest.mark.parametrize("silence", [None, 0.7])
 def test_hello(silence: float | None) -> None:
     hello = sat.parse_hello(ha.hello_event(end_of_speech_s=silence))
-    assert hello == sat.Hello(protocol=ha.PROTOCOL_VERSION, end_of_speech_s=silence)
+    assert hello == sat.Hello(
+        protocol=ha.PROTOCOL_VERSION,
+        end_of_speech_s=silence,
+        accepts=(sat.ANNOUNCE,),
+    )
+
+
+def test_what_home_assistant_asks_for_the_satellite_sends() -> None:
+    assert set(ha.ASKED_FOR) <= set(sat.SATELLITE_EVENTS)
+
+
+def test_the_priorities_are_the_announcers() -> None:
+    assert tuple(Priority) == ha.ANNOUNCE_PRIORITIES
 
 
 @pytest.mark.parametrize("offset", [None, 0, 16_000])
@@ -144,3 +160,27 @@ def test_played(state: str) -> None:
     event = sat.played_event("s-1", state)
     assert Played.is_type(event.type)
     assert ha.parse_played(event) == ha.PlayedReport(stream="s-1", state=state)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {
+            "priority": "high",
+            "category": "warning",
+            "source": "doorbell",
+            "dedup_key": "door",
+            "ttl": 30,
+        },
+        {"ttl": 2.5},
+    ],
+    ids=["message only", "every field", "fractional ttl"],
+)
+def test_announce(fields: dict[str, object]) -> None:
+    event = sat.announce_event("a1b2c3-1", {"message": "Hi.", **fields})
+    assert event.type in ha.SATELLITE_EVENTS
+    assert ha.parse_announce(event) == ha.Announce(
+        id="a1b2c3-1", message="Hi.", **fields
+    )
+    assert set(event.data) == {"id", "message", *fields}  # None is not sent

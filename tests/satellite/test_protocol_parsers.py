@@ -21,6 +21,11 @@ def test_good_extension_events_parse() -> None:
         Event(protocol.HELLO, {"protocol": 1, "end_of_speech_s": 0.7})
     )
     assert hello.end_of_speech_s == 0.7
+    assert hello.accepts == ()
+    hello = protocol.parse_hello(
+        Event(protocol.HELLO, {"protocol": 1, "accepts": [protocol.ANNOUNCE]})
+    )
+    assert hello.accepts == (protocol.ANNOUNCE,)
     assert protocol.parse_resume(Event(protocol.RESUME, {})).offset is None
     assert (
         protocol.parse_resume(Event(protocol.RESUME, {"offset": 8000})).offset == 8000
@@ -46,6 +51,14 @@ def test_good_extension_events_parse() -> None:
         (
             Event(protocol.HELLO, {"protocol": 1, "end_of_speech_s": True}),
             "end_of_speech_s True",
+        ),
+        (
+            Event(protocol.HELLO, {"protocol": 1, "accepts": "voicestack-announce"}),
+            "accepts 'voicestack-announce' is not a list of names",
+        ),
+        (
+            Event(protocol.HELLO, {"protocol": 1, "accepts": [1]}),
+            r"accepts \[1\] is not a list of names",
         ),
         (Event(protocol.RESUME, {"offset": -1}), "offset -1 is not a sample offset"),
         (Event(protocol.RESUME, {"offset": 1.5}), "offset 1.5 is not a sample"),
@@ -89,6 +102,13 @@ def test_what_the_satellite_sends_carries_the_shared_keys() -> None:
         "cut": 123,
     }
     assert protocol.no_speech_event().type == protocol.NO_SPEECH
+    fields = {"message": "Hi.", "priority": "high", "category": None, "ttl": 5}
+    assert protocol.announce_event("a-1", fields).data == {
+        "id": "a-1",
+        "message": "Hi.",
+        "priority": "high",
+        "ttl": 5,
+    }
     block = protocol.info_block("abc")
     assert block["sends"] == list(protocol.SATELLITE_EVENTS)
     assert block["accepts"] == list(protocol.PEER_EVENTS)

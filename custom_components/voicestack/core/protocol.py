@@ -23,15 +23,18 @@ INFO_KEY: Final = "voicestack"  # the block a voicestack-satellite adds to ``inf
 PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut}
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
 NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
+# {id, message, priority?, category?, source?, dedup_key?, ttl?}: a line from the
+# satellite's local announce socket, for our announcer (asked for in the hello)
+ANNOUNCE: Final = "voicestack-announce"
 
 # peer -> satellite
-HELLO: Final = "voicestack-hello"  # {protocol, end_of_speech_s?}
+HELLO: Final = "voicestack-hello"  # {protocol, end_of_speech_s?, accepts?}
 PAUSE: Final = "voicestack-pause"  # {}: pause playback within one block
 RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample
 FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
 LISTEN: Final = "voicestack-listen"  # {timeout} once, or {continuous: bool}
 
-SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH)
+SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH, ANNOUNCE)
 PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
 
 # In audio-start (peer -> satellite), echoed in played and voicestack-progress:
@@ -43,6 +46,14 @@ PLAYING: Final = "playing"  # voicestack-progress only: still going
 PLAYED: Final = "played"  # played to its end
 FLUSHED: Final = "flushed"  # dropped before its end
 _PROGRESS_STATES: Final = (PLAYING, PLAYED, FLUSHED)
+# The optional fields of ANNOUNCE, as voicestack.announce names them, and the
+# priorities it knows (core/announce's ``Priority``; tests/core pins them).
+ANNOUNCE_OPTIONAL: Final = ("priority", "category", "source", "dedup_key", "ttl")
+ANNOUNCE_PRIORITIES: Final = ("critical", "high", "normal", "low")
+# Satellite events a voicestack-satellite sends only to a peer that names them
+# in its hello's ``accepts``: the ones Home Assistant handles.
+ASKED_FOR: Final = (ANNOUNCE,)
+_MAX_ANNOUNCE_ID: Final = 64  # characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +88,23 @@ class Progress:
 @dataclass(frozen=True, slots=True)
 class NoSpeech:
     """The request ended with nobody speaking: drop it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """An announcement a satellite's local client asked for.
+
+    ``None``: not given (the announcer's default). Values are checked by
+    ``voicestack.announce``, which answers bad ones with a translated error.
+    """
+
+    id: str  # the satellite's, for both sides' logs
+    message: str
+    priority: str | None = None
+    category: str | None = None
+    source: str | None = None
+    dedup_key: str | None = None
+    ttl: float | None = None  # seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +150,11 @@ def audio_start_event(rate: int, width: int, channels: int, stream: str) -> Even
 
 
 def hello_event(end_of_speech_s: float | None = None) -> Event:
-    """Ask for the satellite's own events, and for its end of speech after a pause."""
-    data: dict[str, Any] = {"protocol": PROTOCOL_VERSION}
+    """Ask for the satellite's own events, and for its end of speech after a pause.
+
+    ``accepts`` names the events the satellite sends only when asked for by name.
+    """
+    data: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "accepts": list(ASKED_FOR)}
     if end_of_speech_s is not None:
         data["end_of_speech_s"] = end_of_speech_s
     return Event(HELLO, data)
@@ -197,6 +228,30 @@ def parse_no_speech(event: Event) -> NoSpeech:
     return NoSpeech()
 
 
+def parse_announce(event: Event) -> Announce:
+    """A ``voicestack-announce``: its id, a message and optional strings and ttl."""
+    data = _data(event, ANNOUNCE)
+    announce_id, message = data.get("id"), data.get("message")
+    if (
+        not isinstance(announce_id, str)
+        or not 0 < len(announce_id) <= _MAX_ANNOUNCE_ID
+        or not announce_id.isprintable()
+    ):
+        raise ValueError(f"{ANNOUNCE}: id {announce_id!r:.80} is not a request id")
+    if not isinstance(message, str) or not message.strip():
+        raise ValueError(f"{ANNOUNCE}: message {message!r:.80} is not a text")
+    fields: dict[str, Any] = {}
+    for key in ANNOUNCE_OPTIONAL:
+        value = data.get(key)
+        if key == "ttl":
+            if value is not None and not _is_number(value):
+                raise ValueError(f"{ANNOUNCE}: ttl {value!r:.80} is not seconds")
+        elif value is not None and not isinstance(value, str):
+            raise ValueError(f"{ANNOUNCE}: {key} {value!r:.80} is not a string")
+        fields[key] = value
+    return Announce(id=announce_id, message=message, **fields)
+
+
 def parse_played(event: Event) -> PlayedReport:
     """The stream id and end state a voicestack-satellite adds to ``played``.
 
@@ -219,6 +274,10 @@ def _data(event: Event, expected: str) -> Mapping[str, Any]:
 def _is_int(value: object) -> bool:
     """An int that is not a bool (JSON ``true`` is no sample count)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return _is_int(value) or isinstance(value, float)
 
 
 def _names(value: object) -> tuple[str, ...]:
