@@ -1,11 +1,14 @@
 """``voicestack.announce``: Home Assistant's side of the announcer.
 
-One ``Announcer`` serves every satellite (its core is HA-free, see
+One ``Announcer`` serves every speaker (its core is HA-free, see
 ``core/announce``). Each loaded entry adds its satellite
 (``satellite_announcements.py``), which says its announcements through that
 satellite's ``SpeechOutput``, so announcements and voice responses share one
-Speaker and never overlap. Status reports become ``voicestack_announcement``
-events; metrics go to sensors, diagnostics and ``GET /api/voicestack/metrics``.
+Speaker and never overlap. A media player a call names joins on first use
+(``media_player_announcements.py``) and leaves when it is removed, when the last
+entry unloads or when Home Assistant stops. Status reports become
+``voicestack_announcement`` events; metrics go to sensors, diagnostics and
+``GET /api/voicestack/metrics``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 from typing import Any
 
 from aiohttp import web
+from homeassistant.components import tts
 from homeassistant.components.http import HomeAssistantView
 from homeassistant.const import (
     ATTR_AREA_ID,
@@ -32,6 +36,7 @@ from homeassistant.core import (
     ServiceResponse,
     SupportsResponse,
     callback,
+    split_entity_id,
 )
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import (
@@ -43,16 +48,27 @@ from homeassistant.util.hass_dict import HassKey
 import voluptuous as vol
 
 from .const import DOMAIN, EVENT_ANNOUNCEMENT
-from .core.announce import AnnounceError, AnnouncementEvent, Announcer, Priority
+from .core.announce import (
+    AnnounceError,
+    AnnouncementEvent,
+    Announcer,
+    Priority,
+    SpeakerKind,
+)
 from .core.clock import LoopClock
 from .hub import SatelliteHub
-from .runtime import SatelliteRuntime, runtime_for_entity, runtimes_for_entities
+from .media_player_announcements import MediaPlayerAnnouncements, is_media_player
+from .media_player_speaker import MediaPlayerSpeaker
+from .runtime import SatelliteRuntime, runtime_for_entity
 from .satellite_announcements import SatelliteAnnouncements
 from .speech_output import SpeechOutput
 
 _LOGGER = logging.getLogger(__name__)
 
 DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
+DATA_MEDIA_PLAYERS: HassKey[MediaPlayerAnnouncements] = HassKey(
+    f"{DOMAIN}_media_players"
+)
 SERVICE_ANNOUNCE = "announce"
 METRICS_URL = "/api/voicestack/metrics"
 
@@ -72,21 +88,30 @@ ANNOUNCE_SCHEMA = vol.Schema(
         **cv.TARGET_SERVICE_FIELDS,
         vol.Optional("dedup_key"): cv.string,
         vol.Optional("ttl"): vol.Any(vol.Coerce(float), cv.string),
+        # Checked in the action (a translated error): a ``tts.*`` entity.
+        vol.Optional("tts_engine"): cv.string,
     }
 )
 
 
 def async_setup_announcements(hass: HomeAssistant) -> None:
     """Create the announcer, the action, the metrics view; stop with HA."""
+    clock = LoopClock(hass.loop)
     announcer = Announcer(
-        LoopClock(hass.loop),
+        clock,
         on_event=lambda event: _on_event(hass, event),
         loop=hass.loop,
     )
     hass.data[DATA_ANNOUNCER] = announcer
+    players = hass.data[DATA_MEDIA_PLAYERS] = MediaPlayerAnnouncements(
+        hass, announcer, clock
+    )
 
     async def announce(call: ServiceCall) -> ServiceResponse:
-        return _announce(hass, announcer, call, await _target_satellites(hass, call))
+        satellites, media_players = await _targets(hass, call)
+        players.add(media_players, _tts_engine(hass, call))
+        targets = None if satellites is None else [*satellites, *media_players]
+        return _announce(hass, announcer, call, targets)
 
     hass.services.async_register(
         DOMAIN,
@@ -98,6 +123,7 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
     hass.http.register_view(MetricsView())
 
     async def on_stop(_event: Event) -> None:
+        players.forget()
         await announcer.shutdown(goodbye=True)
 
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, on_stop)
@@ -106,8 +132,18 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
 def async_add_satellite(
     hass: HomeAssistant, hub: SatelliteHub, speech: SpeechOutput
 ) -> SatelliteAnnouncements:
-    """Announce on ``hub``'s satellite until its ``remove``."""
-    return SatelliteAnnouncements(hass, hass.data[DATA_ANNOUNCER], hub, speech)
+    """Announce on ``hub``'s satellite until its ``remove``.
+
+    When the last entry goes, the media players leave the announcer too.
+    """
+
+    async def removed() -> None:
+        if not hass.config_entries.async_loaded_entries(DOMAIN):
+            await hass.data[DATA_MEDIA_PLAYERS].remove_all()
+
+    return SatelliteAnnouncements(
+        hass, hass.data[DATA_ANNOUNCER], hub, speech, on_removed=removed
+    )
 
 
 _TARGET_KEYS = (
@@ -119,22 +155,23 @@ _TARGET_KEYS = (
 )
 
 
-async def _target_satellites(
+async def _targets(
     hass: HomeAssistant, call: ServiceCall
-) -> list[str] | None:
-    """The satellites a call names; ``None`` for every satellite.
+) -> tuple[list[str] | None, list[str]]:
+    """The satellites (by id; None: every one) and media players a call names.
 
     Home Assistant's target (entities, devices, areas, floors, labels) and the
     ``target`` field both work. An entity named outright must be a VoiceStack
-    satellite; a device, area, floor or label gives the satellites it holds,
-    and must hold one.
+    satellite or a media player; a device, area, floor or label gives the
+    satellites and media players it holds, and must hold one. No target (or
+    ``all``) is every VoiceStack satellite, never every player.
     """
     data = call.data
     legacy = data.get("target")
     if ENTITY_MATCH_ALL in (legacy, data.get(ATTR_ENTITY_ID)):
-        return None
+        return None, []
     if legacy is None and not any(key in data for key in _TARGET_KEYS):
-        return None
+        return None, []
     entity_ids = data.get(ATTR_ENTITY_ID)  # a list, or "none"
     named = [
         *(legacy or []),
@@ -142,18 +179,50 @@ async def _target_satellites(
             er.async_get(hass), entity_ids if isinstance(entity_ids, list) else []
         ),
     ]
-    runtimes = runtimes_for_entities(hass, named)
+    players = [entity_id for entity_id in named if is_media_player(hass, entity_id)]
+    runtimes = []
+    for entity_id in named:
+        if (runtime := runtime_for_entity(hass, entity_id)) is not None:
+            runtimes.append(runtime)
+        elif entity_id not in players:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="announce_not_a_speaker",
+                translation_placeholders={"entity_id": entity_id},
+            )
     referenced = await service.async_extract_entity_ids(call)
-    runtimes += [
-        runtime
-        for entity_id in sorted(referenced - set(named))
-        if (runtime := runtime_for_entity(hass, entity_id)) is not None
-    ]
-    if not runtimes:
+    for entity_id in sorted(referenced - set(named)):
+        if (runtime := runtime_for_entity(hass, entity_id)) is not None:
+            runtimes.append(runtime)
+        elif is_media_player(hass, entity_id):
+            players.append(entity_id)
+    if not runtimes and not players:
         raise ServiceValidationError(
             translation_domain=DOMAIN, translation_key="announce_no_satellite"
         )
-    return list(dict.fromkeys(runtime.hub.satellite_id for runtime in runtimes))
+    satellites = [runtime.hub.satellite_id for runtime in runtimes]
+    return list(dict.fromkeys(satellites)), list(dict.fromkeys(players))
+
+
+def _tts_engine(hass: HomeAssistant, call: ServiceCall) -> str | None:
+    """The ``tts_engine`` a call names, if any: it must be a ``tts`` entity."""
+    engine: str | None = call.data.get("tts_engine")
+    if engine is not None and (
+        not _is_tts_entity(engine) or tts.async_resolve_engine(hass, engine) is None
+    ):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="announce_unknown_tts_engine",
+            translation_placeholders={"engine": engine},
+        )
+    return engine
+
+
+def _is_tts_entity(engine: str) -> bool:
+    try:
+        return split_entity_id(engine)[0] == tts.DOMAIN
+    except ValueError:
+        return False
 
 
 def _announce(
@@ -165,12 +234,13 @@ def _announce(
     data = call.data
     # The first message of a possible burst is usually said alone: start its
     # synthesis while the merge window waits (a burst wastes one synthesis).
-    idle = [
+    idle: list[SatelliteAnnouncements | MediaPlayerSpeaker] = [
         runtime.announcements
         for runtime in _runtimes(hass)
         if runtime.announcements.idle
         and (targets is None or runtime.hub.satellite_id in targets)
     ]
+    idle += hass.data[DATA_MEDIA_PLAYERS].idle(targets or [])
     try:
         receipts = announcer.announce(
             data["message"],
@@ -216,7 +286,9 @@ def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
 @callback
 def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     data = event.as_dict()
-    if (hub := _hub(hass, event.satellite)) is not None:
+    if event.speaker_kind is SpeakerKind.MEDIA_PLAYER:
+        data["entity_id"] = event.satellite
+    elif (hub := _hub(hass, event.satellite)) is not None:
         data["entity_id"] = hub.satellite_entity_id()
         hub.notify()
     hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
@@ -245,10 +317,13 @@ class MetricsView(HomeAssistantView):
     name = "api:voicestack:metrics"
 
     async def get(self, request: web.Request) -> web.Response:
-        """Per satellite and total; 503 while no satellite is loaded."""
+        """Per satellite, per speaker and total; 503 with nothing to announce on.
+
+        (No satellite is loaded and no media player has been announced on.)
+        """
         hass: HomeAssistant = request.app["hass"]
         announcer = hass.data.get(DATA_ANNOUNCER)
-        if announcer is None or not hass.config_entries.async_loaded_entries(DOMAIN):
+        if announcer is None or not announcer.satellites:
             return self.json_message(
                 "VoiceStack is not loaded", HTTPStatus.SERVICE_UNAVAILABLE
             )

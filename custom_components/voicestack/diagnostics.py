@@ -50,6 +50,11 @@ async def async_get_config_entry_diagnostics(
             "last_playback": asdict(playback) if playback else None,
         },
         "announcements": runtime.announcements.announcer.snapshot().as_dict(),
+        # Lines from the satellite's --announce-socket, by fate.
+        "local_announce_requests": {
+            "accepted": runtime.announce_requests.accepted,
+            "rejected": runtime.announce_requests.rejected,
+        },
         "modes": _modes(runtime),
     }
     return async_redact_data(diagnostics, TO_REDACT)

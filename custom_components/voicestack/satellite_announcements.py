@@ -11,7 +11,7 @@ for, by announcement id, until their announcement is said.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from homeassistant.core import Event, HomeAssistant, callback
@@ -48,9 +48,15 @@ class SatelliteAnnouncements:
         announcer: Announcer,
         hub: SatelliteHub,
         speech: SpeechOutput,
+        *,
+        on_removed: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """Join the announcer with the entry's options; follow the connection."""
+        """Join the announcer with the entry's options; follow the connection.
+
+        ``on_removed`` is awaited once the satellite has left the announcer.
+        """
         self._hass = hass
+        self._on_removed = on_removed
         self._shared = announcer  # the announcer of every satellite
         self.hub = hub
         self._speech = speech
@@ -96,6 +102,8 @@ class SatelliteAnnouncements:
         self._removed = True
         self._unsubscribe()
         await self._shared.remove_satellite(self.hub.satellite_id)
+        if self._on_removed is not None:
+            await self._on_removed()
 
     async def _say(self, text: str, ids: tuple[str, ...]) -> Playback:
         """Say merged announcements ``ids``; a preannounce sound asked for plays once."""

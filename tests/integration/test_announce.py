@@ -199,7 +199,7 @@ async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
     [
         ({"message": ""}, "announce_empty_message"),
         ({"message": "x", "category": "gossip"}, "announce_unknown_category"),
-        ({"message": "x", "target": "light.kitchen"}, "not_a_satellite_entity"),
+        ({"message": "x", "target": "light.kitchen"}, "announce_not_a_speaker"),
         ({"message": "x", "priority": "urgent"}, "announce_invalid_priority"),
         ({"message": "x", "ttl": -5}, "announce_invalid_ttl"),
         ({"message": "x", "ttl": "soon"}, "announce_invalid_ttl"),
@@ -296,7 +296,7 @@ async def test_targets_as_home_assistant_names_them(
 
     assert said == {name: [runtime.hub.satellite_id] for name in targets}
     assert empty.value.translation_key == "announce_no_satellite"
-    assert light.value.translation_key == "not_a_satellite_entity"
+    assert light.value.translation_key == "announce_not_a_speaker"
 
 
 async def test_metrics_view_balances_and_is_503_when_unloaded(

@@ -20,12 +20,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Event, HomeAssistant
 import pytest
 from wyoming.event import Event as WyomingEvent, async_write_event
 
 from custom_components.voicestack.const import EVENT_ANNOUNCEMENT
 from custom_components.voicestack.core.protocol import ANNOUNCE
+from custom_components.voicestack.diagnostics import async_get_config_entry_diagnostics
 from custom_components.voicestack.runtime import SatelliteRuntime
 from devstack import servers, speech
 from devstack.fake_satellite import FakeSatellite
@@ -53,6 +55,7 @@ class Local:
 
     sat: RunningSatellite
     socket: Path
+    entry: ConfigEntry
     runtime: SatelliteRuntime
     events: list[Event]
 
@@ -76,7 +79,7 @@ async def local_announcements(
         await wait_for(lambda: ASKED in sat.log_text(), 10, "the hello read")
         events: list[Event] = []
         stack.callback(hass.bus.async_listen(EVENT_ANNOUNCEMENT, events.append))
-        yield Local(sat, path, runtime_of(entry), events)
+        yield Local(sat, path, entry, runtime_of(entry), events)
 
 
 async def ask(path: Path, *lines: bytes | dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,6 +156,7 @@ async def test_bad_lines_the_rate_and_a_refused_category_get_their_answers(
         )
         requests = local.runtime.announce_requests
         await wait_for(lambda: requests.rejected == 1, 10, "the refusal")
+        diagnostics = await async_get_config_entry_diagnostics(hass, local.entry)
         # 27 more lines at once: 7 use up the 10 tokens, the rest are over the
         # rate (one token comes back per second; these take milliseconds).
         flood = await ask(local.socket, *[b"{}"] * 27)
@@ -163,6 +167,7 @@ async def test_bad_lines_the_rate_and_a_refused_category_get_their_answers(
     assert f"refused local announcement {gossip['id']}: " in caplog.text
     assert "(announce_unknown_category)" in caplog.text
     assert requests.accepted == 0
+    assert diagnostics["local_announce_requests"] == {"accepted": 0, "rejected": 1}
     assert bad_json == {
         "ok": False,
         "error": "not valid JSON: Expecting value at column 1",

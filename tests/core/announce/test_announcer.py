@@ -18,6 +18,7 @@ from custom_components.voicestack.core.announce import (
     DropReason,
     Priority,
     ReceiptStatus,
+    SpeakerKind,
     Status,
 )
 from custom_components.voicestack.core.announce.metrics import summarize
@@ -173,6 +174,42 @@ async def test_metrics_per_satellite_and_total() -> None:
     data = metrics.as_dict()
     assert data["total"]["dropped"]["overflow"] == 0
     assert data["satellites"]["office"]["received"] == 2
+
+
+async def test_a_media_player_is_a_speaker_named_only_and_counted_apart() -> None:
+    """Same rules as a satellite; no target means satellites; events and metrics say which."""
+    clock = ManualClock()
+    announcer, recorders, events = announcer_with(clock, names=("kitchen",))
+    player = SayRecorder(clock)
+    announcer.add_satellite(
+        "media_player.den", player.say, player.stop, kind=SpeakerKind.MEDIA_PLAYER
+    )
+    everyone = announcer.announce("Dinner is ready")
+    named = announcer.announce("Den only", targets=["media_player.den", "kitchen"])
+    clock.advance(0.3)
+    await settle()
+    metrics = announcer.metrics()
+    data = metrics.as_dict()
+
+    assert [r.satellite for r in everyone] == ["kitchen"]
+    assert [r.satellite for r in named] == ["media_player.den", "kitchen"]
+    assert player.texts == ["Den only"]
+    assert recorders["kitchen"].texts == ["2 announcements: Dinner is ready, Den only."]
+    kinds = {(e.satellite, e.speaker_kind) for e in events.of(Status.FINISHED)}
+    assert kinds == {
+        ("kitchen", SpeakerKind.SATELLITE),
+        ("media_player.den", SpeakerKind.MEDIA_PLAYER),
+    }
+    finished = events.of(Status.FINISHED)[0].as_dict()
+    assert finished["speaker"] == finished["satellite"]
+    assert finished["speaker_kind"] in {"satellite", "media_player"}
+    assert list(metrics.satellites) == ["kitchen"]
+    assert data["speakers"]["media_player.den"]["kind"] == "media_player"
+    assert data["speakers"]["media_player.den"]["spoken"] == 1
+    assert data["speakers"]["kitchen"]["kind"] == "satellite"
+    assert metrics.total.received == 3
+    await announcer.remove_satellite("media_player.den")
+    assert [r.satellite for r in announcer.announce("Again")] == ["kitchen"]
 
 
 async def test_set_options_reaches_every_satellite() -> None:

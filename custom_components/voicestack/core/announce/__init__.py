@@ -15,8 +15,12 @@ Wiring (what the Home Assistant glue does)::
     satellite = announcer.add_satellite(entry.entry_id, say, hub.speaker.stop,
                                         online=hub.connected)
     satellite.set_online(True)   # in link_connected;  False in link_lost
+    # any other speaker (a media player): the same rules, named by its key
+    announcer.add_satellite("media_player.kitchen", player_say, player_stop,
+                            kind=SpeakerKind.MEDIA_PLAYER)
     receipts = announcer.announce("Door open", priority="high", category="warning",
                                   source="automation.doors", targets=[entry_id, ...])
+    # targets=None: every speaker of kind satellite (media players only when named)
     announcer.metrics().as_dict()             # HTTP view, diagnostics, sensors
     await announcer.remove_satellite(entry.entry_id)   # entry unload
     await announcer.shutdown(goodbye=True)             # Home Assistant stops
@@ -48,6 +52,7 @@ from .model import (
     Receipt,
     ReceiptStatus,
     SayResult,
+    SpeakerKind,
     Spoken,
     Status,
 )
@@ -73,6 +78,7 @@ __all__ = [
     "ReceiptStatus",
     "SatelliteAnnouncer",
     "SayResult",
+    "SpeakerKind",
     "Spoken",
     "Status",
 ]

@@ -7,6 +7,10 @@ and the receipts say ``queued`` or ``dropped`` (with the reason); from another
 thread it is passed on with ``loop.call_soon_threadsafe`` and the receipts say
 ``pending`` (ids are already assigned, events report the rest). Bad input raises
 ``AnnounceError`` in the caller's thread either way.
+
+A speaker is a VoiceStack satellite or (``kind``) any other playback device, a
+Home Assistant media player: the same rules apply to both, but a call without
+targets means every *satellite* (a house full of speakers is named, not assumed).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .model import (
     Receipt,
     ReceiptStatus,
     SayFn,
+    SpeakerKind,
     StopFn,
     new_id,
 )
@@ -41,10 +46,11 @@ _LOGGER = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class AnnouncerMetrics:
-    """Metrics of every satellite and their total."""
+    """Metrics of every speaker, the satellites among them, and their total."""
 
     total: MetricsSnapshot
-    satellites: Mapping[str, MetricsSnapshot]
+    satellites: Mapping[str, MetricsSnapshot]  # the speakers of kind satellite
+    speakers: Mapping[str, tuple[SpeakerKind, MetricsSnapshot]]  # every speaker
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (``GET /api/voicestack/metrics``, diagnostics)."""
@@ -52,6 +58,10 @@ class AnnouncerMetrics:
             "total": self.total.as_dict(),
             "satellites": {
                 key: snap.as_dict() for key, snap in self.satellites.items()
+            },
+            "speakers": {
+                key: {"kind": str(kind), **snap.as_dict()}
+                for key, (kind, snap) in self.speakers.items()
             },
         }
 
@@ -79,7 +89,9 @@ class Announcer:
         self._loop = loop or asyncio.get_running_loop()
         self._wall = wall
         self._satellites: dict[str, SatelliteAnnouncer] = {}
-        self._keys: tuple[str, ...] = ()  # replaced, never mutated: read by any thread
+        # Replaced, never mutated: read by any thread.
+        self._keys: tuple[str, ...] = ()
+        self._satellite_keys: tuple[str, ...] = ()  # the default targets
 
     @property
     def options(self) -> AnnounceOptions:
@@ -106,11 +118,12 @@ class Announcer:
         online: bool = True,
         options: AnnounceOptions | None = None,
         prefetch: Callable[[str], None] = lambda _text: None,
+        kind: SpeakerKind = SpeakerKind.SATELLITE,
     ) -> SatelliteAnnouncer:
-        """Announce on a new satellite; ``key`` is what ``targets`` name.
+        """Announce on a new speaker; ``key`` is what ``targets`` name.
 
         ``prefetch`` starts synthesizing the next utterance early (see
-        ``SatelliteAnnouncer``).
+        ``SatelliteAnnouncer``); ``kind`` is what the speaker is.
         """
         if key in self._satellites:
             raise AnnounceError("duplicate_target", f"satellite {key!r} already added")
@@ -124,15 +137,16 @@ class Announcer:
             online=online,
             wall=self._wall,
             prefetch=prefetch,
+            kind=kind,
         )
         self._satellites[key] = satellite
-        self._keys = (*self._keys, key)
+        self._index()
         return satellite
 
     async def remove_satellite(self, key: str, *, goodbye: bool = False) -> None:
         """Shut one satellite's announcer down (bounded) and forget it."""
         satellite = self._satellites.pop(key, None)
-        self._keys = tuple(self._satellites)
+        self._index()
         if satellite is not None:
             await satellite.shutdown(goodbye=goodbye)
 
@@ -145,7 +159,7 @@ class Announcer:
             *(s.shutdown(goodbye=goodbye) for s in self._satellites.values())
         )
         self._satellites.clear()
-        self._keys = ()
+        self._index()
 
     def announce(
         self,
@@ -160,7 +174,7 @@ class Announcer:
     ) -> list[Receipt]:
         """Announce ``message`` on ``targets`` (default: every satellite).
 
-        Any thread. Returns one receipt per target; raises ``AnnounceError`` for a
+        ``None`` means the speakers of kind satellite, not media players. Any thread. Returns one receipt per target; raises ``AnnounceError`` for a
         bad argument or an unknown target.
         """
         request = AnnounceRequest.create(
@@ -182,17 +196,32 @@ class Announcer:
         ]
 
     def metrics(self) -> AnnouncerMetrics:
-        """Every satellite's metrics and the total (event loop)."""
-        satellites = self._satellites.values()
+        """Every speaker's metrics and the total (event loop)."""
+        speakers = self._satellites.values()
+        snapshots = {s.name: (s.kind, s.snapshot()) for s in speakers}
         return AnnouncerMetrics(
-            total=summarize(s.parts() for s in satellites),
-            satellites={s.name: s.snapshot() for s in satellites},
+            total=summarize(s.parts() for s in speakers),
+            satellites={
+                key: snap
+                for key, (kind, snap) in snapshots.items()
+                if kind is SpeakerKind.SATELLITE
+            },
+            speakers=snapshots,
+        )
+
+    def _index(self) -> None:
+        """Publish the keys (whole tuples: other threads read them)."""
+        self._keys = tuple(self._satellites)
+        self._satellite_keys = tuple(
+            key
+            for key, speaker in self._satellites.items()
+            if speaker.kind is SpeakerKind.SATELLITE
         )
 
     def _targets(self, targets: Iterable[str] | None) -> tuple[str, ...]:
         known = self._keys
         if targets is None:
-            return known
+            return self._satellite_keys
         keys = tuple(dict.fromkeys(targets))
         if unknown := [key for key in keys if key not in known]:
             raise AnnounceError(

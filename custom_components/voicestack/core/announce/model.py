@@ -121,6 +121,13 @@ class InterruptReason(StrEnum):
     TIMEOUT = "timeout"  # no ``played`` in time: discarded, counted unconfirmed
 
 
+class SpeakerKind(StrEnum):
+    """What a speaker (an announcer key) is; events and metrics carry it."""
+
+    SATELLITE = "satellite"  # a VoiceStack satellite (its Speaker)
+    MEDIA_PLAYER = "media_player"  # any Home Assistant media player
+
+
 class ReceiptStatus(StrEnum):
     """What ``announce`` can say at once about one target."""
 
@@ -261,6 +268,9 @@ class Receipt:
 class AnnouncementEvent:
     """A status report for ``on_event`` (a ``voicestack_announcement`` event).
 
+    ``satellite`` is the speaker's key (a satellite's id, a media player's
+    entity id), ``speaker_kind`` what it is.
+
     ``started``/``finished``/``interrupted`` describe one utterance: ``ids`` of all
     the messages in it and ``text`` as actually spoken. ``dropped`` describes one
     message: its id and its own text. ``priority`` is the highest of the messages.
@@ -274,11 +284,14 @@ class AnnouncementEvent:
     categories: tuple[str, ...]
     reason: DropReason | InterruptReason | None = None
     outcome: str | None = None  # the say outcome, for finished/interrupted
+    speaker_kind: SpeakerKind = SpeakerKind.SATELLITE
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready event data."""
+        """JSON-ready event data (``satellite`` and ``speaker`` are both the key)."""
         return {
             "satellite": self.satellite,
+            "speaker": self.satellite,
+            "speaker_kind": str(self.speaker_kind),
             "status": str(self.status),
             "ids": list(self.ids),
             "text": self.text,
@@ -295,14 +308,15 @@ class SayResult(Protocol):
     ``outcome``: played (the satellite confirmed every stream played to its
     end) | stopped (cut short by ``stop``) | flushed (cut short by the satellite
     itself) | timeout (sent; no ``played`` in time) | lost (the satellite went
-    away) | empty (nothing to play). ``first_audio_at``: when the first audio was sent, on the
+    away) | empty (nothing to play) | failed (nothing could be played: the
+    engine or the player failed). ``first_audio_at``: when the first audio was sent, on the
     announcer's clock (``time.monotonic``, i.e. the event loop's time, in
     production); None if unknown.
     """
 
     @property
     def outcome(self) -> str:
-        """One of played, stopped, flushed, timeout, lost, empty."""
+        """One of played, stopped, flushed, timeout, lost, empty, failed."""
 
     @property
     def first_audio_at(self) -> float | None:

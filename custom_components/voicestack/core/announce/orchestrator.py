@@ -68,6 +68,7 @@ from .model import (
     ReceiptStatus,
     SayFn,
     SayResult,
+    SpeakerKind,
     Status,
     StopFn,
     new_id,
@@ -127,15 +128,18 @@ class SatelliteAnnouncer:
         online: bool = True,
         wall: Callable[[], float] = time.time,
         prefetch: Callable[[str], None] = lambda _text: None,
+        kind: SpeakerKind = SpeakerKind.SATELLITE,
     ) -> None:
         """Announce on satellite ``name`` through ``say`` and ``stop``.
 
         ``online``: whether the satellite is connected now (then follow it with
         ``set_online``). ``wall`` stamps ``last_spoken_at`` (UNIX time).
         ``prefetch(text)`` starts synthesizing the next utterance while the
-        current one plays, so the next follows without a pause.
+        current one plays, so the next follows without a pause. ``kind`` says
+        what the speaker is (events and metrics carry it); the rules are the same.
         """
         self.name = name
+        self.kind = kind
         self._say = say
         self._stop = stop
         self._clock = clock
@@ -542,6 +546,7 @@ class SatelliteAnnouncer:
             categories=tuple(dict.fromkeys(item.category for item in items)),
             reason=reason,
             outcome=outcome,
+            speaker_kind=self.kind,
         )
         try:
             self._on_event(event)
