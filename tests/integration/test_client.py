@@ -110,6 +110,12 @@ async def test_a_message_reaches_the_announcer(home: Home) -> None:
     ]
 
 
+# Home Assistant hangs up after auth_invalid; the client's closing frame then
+# reaches aiohttp's server after it cancelled its heartbeat, and aiohttp
+# schedules a new one (web_ws._on_data_received: "we do not cancel the previous
+# heartbeat_cb"). That timer is aiohttp's, harmless and fires once; the test
+# plugin would fail the test for it.
+@pytest.mark.parametrize("expected_lingering_timers", [True])
 async def test_a_bad_token_is_reported_and_not_retried(home: Home) -> None:
     clock = RecordingClock()
     client = home.client("not-a-token", clock=clock)

@@ -57,9 +57,10 @@ async def test_unloading_an_entry_leaves_no_subscriber_behind(
         await hass.async_block_till_done()
 
         assert entry.state is ConfigEntryState.NOT_LOADED
-        # While loaded: the entity hears events, connection and speech; the
+        # While loaded: the entity and the local announce requests hear
+        # events; the entity hears the connection and speech; the
         # entity, the modes and the announcements follow the connection.
-        assert loaded == (1, 3, 1, 1)
+        assert loaded == (2, 3, 1, 1)
         assert len(hub._event_listeners) == 0
         assert len(hub._connection_listeners) == 0
         assert len(hub._listeners) == 0
