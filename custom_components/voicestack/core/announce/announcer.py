@@ -174,7 +174,8 @@ class Announcer:
     ) -> list[Receipt]:
         """Announce ``message`` on ``targets`` (default: every satellite).
 
-        ``None`` means the speakers of kind satellite, not media players. Any thread. Returns one receipt per target; raises ``AnnounceError`` for a
+        ``None`` means the speakers of kind satellite, not media players. Any
+        thread. Returns one receipt per target; raises ``AnnounceError`` for a
         bad argument or an unknown target.
         """
         request = AnnounceRequest.create(
