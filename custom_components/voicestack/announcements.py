@@ -47,7 +47,7 @@ from homeassistant.helpers import (
 from homeassistant.util.hass_dict import HassKey
 import voluptuous as vol
 
-from .const import DOMAIN, EVENT_ANNOUNCEMENT
+from .const import DOMAIN, EVENT_ANNOUNCEMENT, SERVICE_ANNOUNCE
 from .core.announce import (
     AnnounceError,
     AnnouncementEvent,
@@ -69,7 +69,6 @@ DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
 DATA_MEDIA_PLAYERS: HassKey[MediaPlayerAnnouncements] = HassKey(
     f"{DOMAIN}_media_players"
 )
-SERVICE_ANNOUNCE = "announce"
 METRICS_URL = "/api/voicestack/metrics"
 
 ANNOUNCE_SCHEMA = vol.Schema(

@@ -15,6 +15,8 @@ PLATFORMS: Final = [
     Platform.SENSOR,
     Platform.SWITCH,
 ]
+# The action every announcement goes through (automations, the satellite's socket).
+SERVICE_ANNOUNCE: Final = "announce"
 # Fired for every transcript, with the routing decision.
 EVENT_UTTERANCE: Final = "voicestack_utterance"
 # Fired for every change of an announcement's fate (queued, started, finished…).

@@ -27,6 +27,7 @@ from homeassistant.core import (
     split_entity_id,
 )
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.event import async_track_state_change_event
 
 from .const import DOMAIN
@@ -37,10 +38,15 @@ from .speech_output import tts_options
 
 
 def is_media_player(hass: HomeAssistant, entity_id: str) -> bool:
-    """``entity_id`` is a media player Home Assistant knows now."""
-    return (
-        split_entity_id(entity_id)[0] == MEDIA_PLAYER_DOMAIN
-        and hass.states.get(entity_id) is not None
+    """``entity_id`` is a media player Home Assistant has or has registered.
+
+    A registered player without a state has not loaded yet (Home Assistant is
+    starting, or its integration is retrying): it is offline, and what is
+    announced on it waits for it as for an offline satellite.
+    """
+    return split_entity_id(entity_id)[0] == MEDIA_PLAYER_DOMAIN and (
+        hass.states.get(entity_id) is not None
+        or er.async_get(hass).async_get(entity_id) is not None
     )
 
 

@@ -25,13 +25,12 @@ from homeassistant.exceptions import HomeAssistantError
 import voluptuous as vol
 from wyoming.event import Event as WyomingEvent
 
-from .const import DOMAIN
+from .const import DOMAIN, SERVICE_ANNOUNCE
 from .core.protocol import ANNOUNCE, ANNOUNCE_OPTIONAL, Announce, parse_announce
 from .hub import SatelliteHub
 
 _LOGGER = logging.getLogger(__name__)
 
-SERVICE_ANNOUNCE = "announce"
 DEFAULT_LOCAL_SOURCE = "local"
 
 

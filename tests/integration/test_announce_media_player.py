@@ -34,7 +34,7 @@ from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.media_player_speaker import MediaPlayerSpeaker
 from devstack import servers, speech
 from devstack.manual_clock import ManualClock
-from devstack.recording_player import RecordingPlayer, add_players
+from devstack.recording_player import PLATFORM, RecordingPlayer, add_players
 from devstack.waiting import wait_for
 from tests.integration.assist import set_up_assist, words
 from tests.integration.test_announce import (
@@ -241,6 +241,35 @@ async def test_an_unavailable_player_waits_and_says_it_when_back(
     assert offline == (False, 1)
     (call,) = player.calls
     assert statuses(events, "started")[0]["ids"] == [receipt["id"]]
+    assert call.seconds > 0
+
+
+async def test_a_player_not_loaded_yet_gets_its_message_once_it_is(
+    hass: HomeAssistant, home: Home, stack: AsyncExitStack
+) -> None:
+    """Registered, no state yet (HA starting, its integration retrying)."""
+    message = "Good morning."
+    player = RecordingPlayer("Den")
+    _pipeline, events = await home()
+    registered = er.async_get(hass).async_get_or_create(
+        "media_player", PLATFORM, f"recording-{player.name}", suggested_object_id="den"
+    )
+    (receipt,) = (
+        await announce(
+            hass, message=message, priority="high", entity_id=registered.entity_id
+        )
+    )["announcements"]
+    announcer = hass.data[DATA_ANNOUNCER].satellites[registered.entity_id]
+    waiting = (announcer.online, announcer.queue_depth, len(player.calls))
+    platform = await add_players(hass, [player])
+    stack.push_async_callback(platform.async_reset)
+    await wait_for(lambda: statuses(events, "finished"), 30, "said once loaded")
+
+    assert player.entity_id == registered.entity_id
+    assert receipt["status"] == "queued"
+    assert waiting == (False, 1, 0)
+    (call,) = player.calls
+    assert statuses(events, "finished")[0]["text"] == message
     assert call.seconds > 0
 
 
