@@ -66,11 +66,14 @@ class RecordingPlayer(MediaPlayerEntity):
         *,
         announce: bool = True,
         stop: bool = True,
+        hangs: bool = False,
         clock: Clock | None = None,
     ) -> None:
         """``announce``/``stop``: the player supports ``MEDIA_ANNOUNCE``/``STOP``.
 
-        ``clock`` times calls and playback (default: the event loop's).
+        ``hangs``: ``play_media`` records the call and never returns (a player
+        whose integration waits for a device that does not answer). ``clock``
+        times calls and playback (default: the event loop's).
         """
         self._attr_name = name
         self._attr_unique_id = f"recording-{name}"
@@ -81,6 +84,7 @@ class RecordingPlayer(MediaPlayerEntity):
             features |= MediaPlayerEntityFeature.STOP
         self._attr_supported_features = features
         self._attr_state = MediaPlayerState.IDLE
+        self._hangs = hangs
         self._clock = clock or LoopClock()
         self._ending: Cancellable | None = None
         self.calls: list[PlayCall] = []
@@ -104,6 +108,8 @@ class RecordingPlayer(MediaPlayerEntity):
         self.calls.append(
             PlayCall(at, self._clock.now(), media_id, media_type, announce, audio)
         )
+        if self._hangs:
+            await asyncio.Event().wait()
         self._end()
         self._attr_state = MediaPlayerState.PLAYING
         self._ending = self._clock.call_later(audio.seconds, self._played)

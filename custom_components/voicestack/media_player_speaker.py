@@ -15,7 +15,8 @@ its music keeps playing). So the next announcement never starts earlier.
 
 Nothing escapes as an exception except cancellation (the announcer cancels an
 utterance a critical interrupts): an engine without audio ends ``empty``, a
-failing engine or player ``failed``, an unavailable player ``lost``, each with a
+failing engine or player (or one that does not take ``play_media`` within
+``PLAY_TIMEOUT_S``) ``failed``, an unavailable player ``lost``, each with a
 log line, and the announcer's retry and drop rules take it from there.
 """
 
@@ -58,6 +59,9 @@ FAILED: Final = "failed"  # the engine or the player failed: nothing was played
 # announcement never leaves ``playing``.
 PLAYING_GRACE_S: Final = 10.0
 STOP_TIMEOUT_S: Final = 5.0  # ``media_stop`` may take this long, at most
+# ``play_media`` may take this long, at most: an integration waiting for a device
+# that does not answer must not hold the player's announcements for ever.
+PLAY_TIMEOUT_S: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,7 @@ class MediaPlayerSpeaker:
         clock: Clock,
         *,
         grace_s: float = PLAYING_GRACE_S,
+        play_timeout_s: float = PLAY_TIMEOUT_S,
     ) -> None:
         """Speak on ``entity_id`` with the voice ``voice()`` gives at that moment.
 
@@ -141,6 +146,7 @@ class MediaPlayerSpeaker:
         self._voice = voice
         self._clock = clock
         self._grace_s = grace_s
+        self._play_timeout_s = play_timeout_s
         self.last: MediaPlayback | None = None
         self._watch: _Watch | None = None
         self._cut = False  # an announcement was cut short: ``stop`` stops it
@@ -191,7 +197,17 @@ class MediaPlayerSpeaker:
         )
         try:
             try:
-                await self._play(playback.media_id or "")
+                async with asyncio.timeout(self._play_timeout_s):
+                    await self._play(playback.media_id or "")
+            except TimeoutError:
+                playback.outcome = FAILED
+                _LOGGER.warning(
+                    "%s did not take %s within %s s (play_media)",
+                    self.entity_id,
+                    ids,
+                    self._play_timeout_s,
+                )
+                return playback
             except Exception as err:  # noqa: BLE001 - any player's own failure
                 lost = not self.online
                 playback.outcome = PlaybackOutcome.LOST if lost else FAILED

@@ -189,6 +189,28 @@ async def test_a_player_is_busy_for_the_audios_length_on_the_clock(
     assert result.seconds == length
 
 
+async def test_a_player_that_never_takes_play_media_fails_in_bounded_time(
+    hass: HomeAssistant, home: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its integration waits for a device that does not answer."""
+    player = RecordingPlayer("Den", hangs=True)
+    await home(player)
+    players = hass.data[DATA_MEDIA_PLAYERS]
+    speaker = MediaPlayerSpeaker(
+        hass,
+        player.entity_id,
+        lambda: players.voice(player.entity_id),
+        ManualClock(),
+        play_timeout_s=0.5,
+    )
+
+    result = await asyncio.wait_for(speaker.say("The oven is hot.", ("x",)), 30)
+
+    assert len(player.calls) == 1  # it was asked, and never answered
+    assert result.outcome == "failed"
+    assert f"{player.entity_id} did not take ('x',) within 0.5 s" in caplog.text
+
+
 @pytest.mark.parametrize("stop", [True, False], ids=["media_stop", "replaced"])
 async def test_a_critical_interrupts_what_the_player_announces(
     hass: HomeAssistant, home: Home, stop: bool
