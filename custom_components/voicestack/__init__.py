@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryNotReady
@@ -13,11 +15,19 @@ from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
 from .conversations import Conversations
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
+from .debug_panel import (
+    async_add_debug_panel,
+    async_remove_debug_panel,
+    async_setup_debug_panel_files,
+)
 from .deferred_queue import DeferredQueueStore
 from .hub import SatelliteHub
 from .migration import async_migrate, async_remove_issues
 from .mode_actions import async_setup_mode_actions
 from .modes import VoiceModes
+from .recording_api import async_setup_recording_api
+from .recording_library import recording_library
+from .request_recorder import RequestRecorder
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 from .satellite_announce_requests import SatelliteAnnounceRequests
 from .speech_output import SpeechOutput
@@ -27,9 +37,11 @@ CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """The actions (announce, voice modes) and the announcer live as long as HA."""
+    """The actions, the announcer and the recordings' API live as long as HA."""
     async_setup_announcements(hass)
     async_setup_mode_actions(hass)
+    async_setup_recording_api(hass)
+    await async_setup_debug_panel_files(hass)
     return True
 
 
@@ -68,6 +80,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     entry.async_on_unload(announcements.remove)
     announce_requests = SatelliteAnnounceRequests(hass, hub)
     entry.async_on_unload(announce_requests.close)
+    recorder = RequestRecorder(hass, entry)
+    entry.async_on_unload(recorder.close)
     entry.runtime_data = SatelliteRuntime(
         hub=hub,
         speech=speech,
@@ -75,7 +89,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
         conversations=conversations,
         announcements=announcements,
         announce_requests=announce_requests,
+        recorder=recorder,
     )
+    await async_add_debug_panel(hass, entry.entry_id)
+    entry.async_on_unload(partial(async_remove_debug_panel, hass, entry.entry_id))
     hub.start()
     entry.async_on_unload(hub.stop)
     entry.async_on_unload(hub.remove_issues)
@@ -98,8 +115,9 @@ async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) ->
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
-    """The satellite is gone for good: so are its deferred queue and notices."""
+    """The satellite is gone for good: so are its queue, notices and recordings."""
     await DeferredQueueStore(hass, entry.entry_id, lambda: None).async_remove()
+    await recording_library(hass).async_delete_entry(entry.entry_id)
     async_remove_issues(hass, entry.entry_id)
 
 

@@ -41,7 +41,7 @@ from wyoming.wake import Detect
 from . import compat
 from .const import DOMAIN
 from .core.follow_up import EndReason, Session
-from .core.protocol import LISTEN, NO_SPEECH, listen_event
+from .core.protocol import LISTEN, NO_SPEECH, PREROLL, listen_event
 from .core.turn import FOLLOW_UP_TIMEOUT_S
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
@@ -86,6 +86,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             speech=runtime.speech,
             conversations=runtime.conversations,
             satellite=self,
+            recorder=runtime.recorder,
         )
         # ``ask_question`` waits for the next transcript: it is an answer for the
         # caller, not a command for the router and agent.
@@ -131,6 +132,8 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             self.voice_loop.on_audio_stop()
         elif event.type == NO_SPEECH:
             self.voice_loop.on_no_speech()
+        elif event.type == PREROLL:
+            self.voice_loop.on_preroll(event)
 
     @callback
     def _on_connection(self, connected: bool) -> None:

@@ -27,3 +27,11 @@ EVENT_TURN: Final = "voicestack_turn"
 EVENT_SESSION_ENDED: Final = "voicestack_session_ended"
 # Fired for every dictation delivered to the ``event`` destination.
 EVENT_DICTATION: Final = "voicestack_dictation"
+# Recorded requests (the debug panel): how many each satellite keeps, and the
+# most its recordings may take on disk (options; the oldest go first).
+CONF_RECORDINGS_KEEP: Final = "recordings_keep"
+CONF_RECORDINGS_MAX_MB: Final = "recordings_max_mb"
+DEFAULT_RECORDINGS_KEEP: Final = 20
+DEFAULT_RECORDINGS_MAX_MB: Final = 100
+RECORDINGS_KEEP_RANGE: Final = (1, 500)
+RECORDINGS_MAX_MB_RANGE: Final = (1, 2000)

@@ -56,6 +56,7 @@ async def async_get_config_entry_diagnostics(
             "rejected": runtime.announce_requests.rejected,
         },
         "modes": _modes(runtime),
+        "recording": _recording(entry),
     }
     return async_redact_data(diagnostics, TO_REDACT)
 
@@ -67,6 +68,16 @@ def _without_address(error: str | None, entry: VoiceStackConfigEntry) -> str | N
     for part in (str(entry.data[CONF_HOST]), str(entry.data[CONF_PORT])):
         error = error.replace(part, REDACTED)
     return error
+
+
+def _recording(entry: VoiceStackConfigEntry) -> dict[str, Any]:
+    """Whether requests are recorded, and how many recordings were saved or not."""
+    recorder = entry.runtime_data.recorder
+    return {
+        "enabled": recorder.enabled,
+        "saved": recorder.saved,
+        "dropped": recorder.dropped,
+    }
 
 
 def _modes(runtime: SatelliteRuntime) -> dict[str, Any]:

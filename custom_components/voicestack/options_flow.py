@@ -1,4 +1,4 @@
-"""Options, per satellite: a menu of five forms, each saving only its own part.
+"""Options, per satellite: a menu of six forms, each saving only its own part.
 
 - ``announcements``: the announcer's windows, limits and templates, built from
   ``AnnounceOptions`` (one field per option) and checked by its ``validate()``.
@@ -6,6 +6,8 @@
 - ``vocabulary``: the phrases of every command (``core.router.vocabulary``).
 - ``shortcuts``: ``phrase = script.entity_id`` lines.
 - ``conversations``: the follow-up loop (``conversation_options.py``).
+- ``recordings``: how many recorded requests the satellite keeps, and the disk
+  space they may take (the debug panel's; the library deletes the oldest).
 
 A step's values are merged into the entry's options (the rest, such as the voice
 the satellite picked, is kept). The router steps are checked together with the
@@ -30,6 +32,14 @@ from homeassistant.helpers import selector
 import voluptuous as vol
 
 from . import conversation_options
+from .const import (
+    CONF_RECORDINGS_KEEP,
+    CONF_RECORDINGS_MAX_MB,
+    DEFAULT_RECORDINGS_KEEP,
+    DEFAULT_RECORDINGS_MAX_MB,
+    RECORDINGS_KEEP_RANGE,
+    RECORDINGS_MAX_MB_RANGE,
+)
 from .core.announce import AnnounceError, AnnounceOptions
 from .core.follow_up_policy import FollowUpConfigError
 from .core.notes_file import notes_file_error, notes_file_refusal
@@ -51,7 +61,14 @@ from .core.router.vocabulary import (
     read_shortcuts,
 )
 
-MENU: Final = ("announcements", "modes", "vocabulary", "shortcuts", "conversations")
+MENU: Final = (
+    "announcements",
+    "modes",
+    "vocabulary",
+    "shortcuts",
+    "conversations",
+    "recordings",
+)
 VOCABULARY: Final = "vocabulary"
 PROBLEMS: Final = "problems"  # description placeholder of the router steps
 SCRIPT_PREFIX: Final = "script."
@@ -156,6 +173,20 @@ VOCABULARY_SCHEMA: Final = vol.Schema(
     {vol.Optional(field_name(entry.key)): _MULTILINE for entry in ENTRIES}
 )
 SHORTCUTS_SCHEMA: Final = vol.Schema({vol.Optional(SHORTCUTS): _MULTILINE})
+# Each recordings option: its default and its range (the error code is its name).
+RECORDINGS: Final = {
+    CONF_RECORDINGS_KEEP: (DEFAULT_RECORDINGS_KEEP, RECORDINGS_KEEP_RANGE),
+    CONF_RECORDINGS_MAX_MB: (DEFAULT_RECORDINGS_MAX_MB, RECORDINGS_MAX_MB_RANGE),
+}
+# No range in the selector: a value out of range gets its translated error.
+RECORDINGS_SCHEMA: Final = vol.Schema(
+    {
+        vol.Required(name): selector.NumberSelector(
+            selector.NumberSelectorConfig(step=1, mode=selector.NumberSelectorMode.BOX)
+        )
+        for name in RECORDINGS
+    }
+)
 
 
 def _text(value: str | Iterable[str]) -> str:
@@ -212,6 +243,16 @@ def _errors(schema: vol.Schema, problems: Sequence[Problem]) -> dict[str, str]:
     for problem in problems:
         name = field_name(problem.key)
         errors.setdefault(name if name in fields else "base", problem.code)
+    return errors
+
+
+def _recordings_errors(user_input: Mapping[str, Any]) -> dict[str, str]:
+    """Each recordings option that is no whole number in its range."""
+    errors: dict[str, str] = {}
+    for name, (_default, (low, high)) in RECORDINGS.items():
+        value = user_input[name]
+        if not float(value).is_integer() or not low <= value <= high:
+            errors[name] = name
     return errors
 
 
@@ -333,6 +374,27 @@ class VoiceStackOptionsFlow(OptionsFlow):
             data_schema=self.add_suggested_values_to_schema(
                 conversation_options.CONVERSATIONS_SCHEMA, values
             ),
+            errors=errors,
+        )
+
+    async def async_step_recordings(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Recordings kept and the disk space they may take."""
+        options = self.config_entry.options
+        values = {
+            name: options.get(name, default)
+            for name, (default, _) in RECORDINGS.items()
+        }
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors = _recordings_errors(user_input)
+            if not errors:
+                return self._save({name: int(user_input[name]) for name in RECORDINGS})
+            values = {**values, **user_input}
+        return self.async_show_form(
+            step_id="recordings",
+            data_schema=self.add_suggested_values_to_schema(RECORDINGS_SCHEMA, values),
             errors=errors,
         )
 

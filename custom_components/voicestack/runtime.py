@@ -1,10 +1,10 @@
 """What one loaded satellite entry holds (``entry.runtime_data``).
 
-Six parts, each built on the one before and none reaching back: the hub (link,
+Seven parts, each built on the one before and none reaching back: the hub (link,
 Speaker, shared state), the speech output (text to sound, through the Speaker),
 the voice modes (the router and what it needs of Home Assistant), the follow-up
 sessions (conversations), the satellite's announcements and the announcements
-its local scripts ask for. ``__init__.py`` builds them in that order; entities
+its local scripts ask for, and the recorder of its requests (the debug panel). ``__init__.py`` builds them in that order; entities
 and actions take the parts they need from here.
 """
 
@@ -21,6 +21,7 @@ from .const import DOMAIN
 from .conversations import Conversations
 from .hub import SatelliteHub, loaded_entry_for_entity
 from .modes import VoiceModes
+from .request_recorder import RequestRecorder
 from .satellite_announce_requests import SatelliteAnnounceRequests
 from .satellite_announcements import SatelliteAnnouncements
 from .speech_output import SpeechOutput
@@ -36,6 +37,7 @@ class SatelliteRuntime:
     conversations: Conversations
     announcements: SatelliteAnnouncements
     announce_requests: SatelliteAnnounceRequests  # from the satellite's local scripts
+    recorder: RequestRecorder  # its requests, for the debug panel
 
 
 type VoiceStackConfigEntry = ConfigEntry[SatelliteRuntime]

@@ -42,12 +42,14 @@ from .conversations import Conversations
 from .core.clock import Clock, LoopClock
 from .core.follow_up import Session
 from .core.protocol import LISTEN, listen_event
+from .core.recording import EndOfSpeech, Outcome
 from .core.request_audio import RequestAudio
 from .core.router.normalize import hear
 from .core.router.route import Route, Utterance
 from .core.turn import ListenWindow, Turn, reply_for, wake_phrase
 from .hub import SatelliteHub
 from .modes import VoiceModes
+from .request_recorder import RequestRecorder
 from .speech_input import transcribe
 from .speech_output import SpeechOutput
 from .state_changes import states_changed_in
@@ -112,8 +114,9 @@ class VoiceLoop:
         speech: SpeechOutput,
         conversations: Conversations,
         satellite: SatellitePort,
+        recorder: RequestRecorder,
     ) -> None:
-        """Idle until the satellite sends ``run-pipeline``."""
+        """Idle until the satellite sends ``run-pipeline``; ``recorder`` records."""
         self.hass = hass
         self.hub = hub
         self.modes = modes
@@ -121,6 +124,7 @@ class VoiceLoop:
         self.conversations = conversations
         self.follow_up = conversations.loop
         self.satellite = satellite
+        self.recorder = recorder
         self.events = VoiceEvents(hass, hub, conversations, satellite)
         self._session: Session | None = None  # the running turn's session
         self._fragment_task: asyncio.Task[None] | None = None
@@ -143,6 +147,7 @@ class VoiceLoop:
         turn = self._turn = Turn(
             self.clock, self._audio_limit, wake_word=run.wake_word_name, woken=woken
         )
+        self.recorder.begin(turn, self.clock, self.satellite.entity_id, run)
         # Always listening, every speech segment is a request: sessions are the
         # voice modes' (a query frame), not the follow-up loop's.
         self._session = (
@@ -161,6 +166,7 @@ class VoiceLoop:
             self._run(run, turn),
             f"voicestack {self.hub.satellite_id} request",
         )
+        self.recorder.follow(turn, self._task)
 
     @property
     def audio(self) -> RequestAudio | None:
@@ -168,16 +174,25 @@ class VoiceLoop:
         return self._turn.audio if self._turn is not None else None
 
     @callback
-    def on_audio(self, audio: bytes) -> None:
-        """Audio of the running request."""
+    def on_preroll(self, event: Event) -> None:
+        """The satellite's ``voicestack-preroll``: where the recording's cut is."""
         if self._turn is not None:
-            self._turn.audio.put(audio)
+            self.recorder.preroll(self._turn, event)
+
+    @callback
+    def on_audio(self, audio: bytes) -> None:
+        """Audio of the running request (and of its recording, if recorded)."""
+        if (turn := self._turn) is not None:
+            turn.audio.put(audio)
+            if turn.recording is not None:
+                turn.recording.add_audio(audio)
 
     @callback
     def on_audio_stop(self) -> None:
         """The satellite ended the request's audio."""
         if self._turn is not None:
             self._turn.audio.end()
+            self.recorder.stream_ended(self._turn, EndOfSpeech.ENDPOINTER)
 
     @callback
     def on_no_speech(self) -> None:
@@ -186,6 +201,7 @@ class VoiceLoop:
         Speech-to-text would otherwise make words up from the silence (whisper
         does: "Thank you so much for watching!").
         """
+        self.recorder.no_speech(self._turn)
         if self._task is None or self._task.done():
             return
         _LOGGER.warning("%s: nothing heard after the wake word", self.hub.entry.title)
@@ -199,6 +215,7 @@ class VoiceLoop:
         """Drop the running request (new wake word, lost link, unload)."""
         if self._turn is not None:
             self._turn.end()
+            self.recorder.finish(self._turn, Outcome.CANCELLED)
             self._turn = None
         if self._task is not None and not self._task.done():
             self._task.cancel()
@@ -220,6 +237,7 @@ class VoiceLoop:
         """Tell the satellite what the STT stage found."""
         data = event.data or {}
         turn = self._turn
+        self.recorder.pipeline_event(turn, event)
         if event.type is PipelineEventType.WAKE_WORD_END:
             if (detected := data.get("wake_word_output")) and turn is not None:
                 turn.woken(detected.get("wake_word_id"))
@@ -254,6 +272,7 @@ class VoiceLoop:
         _LOGGER.warning(
             "%s: request audio ended at its limit: %s", self.hub.entry.title, reason
         )
+        self.recorder.ended_by(self._turn, EndOfSpeech.MAX_LENGTH)
         self._send(VoiceStopped().event())
 
     async def _run(self, run: RunPipeline, turn: Turn) -> None:
@@ -286,6 +305,7 @@ class VoiceLoop:
                 # The answer to ``ask_question`` went to its caller (HA's base
                 # class took it from the STT result), not to the router.
                 _LOGGER.debug("%s: answer to a question", self.hub.entry.title)
+                self.recorder.note(turn, Outcome.QUESTION)
                 self.follow_up.cancel()
             elif turn.transcript is not None and not hear(turn.transcript).real:
                 self._nothing_recognized(turn)
@@ -296,6 +316,7 @@ class VoiceLoop:
                 await self._respond(turn)
         except HomeAssistantError as err:
             _LOGGER.warning("%s: request failed: %s", self.hub.entry.title, err)
+            self.recorder.note(turn, Outcome.FAILED)
             await self.hub.link.send(
                 Error(text=str(err), code="request-failed").event()
             )
@@ -314,7 +335,9 @@ class VoiceLoop:
             wake_word=turn.wake_word,
             conversation_id=self.satellite.conversation_id,
         )
-        route = await self.modes.router(utterance)
+        with self.recorder.stage(turn, "route"):
+            route = await self.modes.router(utterance)
+        self.recorder.routed(turn, route)
         _LOGGER.debug(
             "%s: %r handled by frame %s, rule %s: %s [%s]",
             self.hub.entry.title,
@@ -340,13 +363,18 @@ class VoiceLoop:
         answer, asked_back, result = "", False, None
         with states_changed_in(self.hass, self.hub.request_context) as changed:
             if route.agent_text is not None:
-                result = await self._converse(
-                    self.hub.pipeline(), route.agent_text, self._conversation_id(turn)
-                )
+                with self.recorder.stage(turn, "agent"):
+                    result = await self._converse(
+                        self.hub.pipeline(),
+                        route.agent_text,
+                        self._conversation_id(turn),
+                    )
                 answer = result.response.speech.get("plain", {}).get("speech", "")
                 asked_back = result.continue_conversation
         speech = reply_for(route, answer=answer).speech
-        await self.speech.say(speech)
+        with self.recorder.stage(turn, "speech"):
+            playback = await self.speech.say(speech)
+        self.recorder.said(turn, speech, playback)
         session = self._session if turn is not None else None
         follow_up_s = self.follow_up.answered(asked_back) if session else None
         reply = reply_for(
@@ -382,6 +410,7 @@ class VoiceLoop:
         assert session is not None
         self.follow_up.stop()
         _LOGGER.debug("%s: %r ends the session", self.hub.entry.title, turn.transcript)
+        self.recorder.note(turn, Outcome.STOPPED)
         self.events.unrouted(turn, "stopped", "a stop word ends the follow-up session")
         self.events.turn(turn, session, None, "", None)
         await self._listen(None)
@@ -429,6 +458,7 @@ class VoiceLoop:
     def _nothing_recognized(self, turn: Turn) -> None:
         """Speech-to-text found no words ("", "[BLANK_AUDIO]"): count and tell."""
         self.hub.empty_transcripts += 1
+        self.recorder.note(turn, Outcome.EMPTY)
         _LOGGER.info(
             "%s: nothing recognized (%r)", self.hub.entry.title, turn.transcript
         )
@@ -454,6 +484,7 @@ class VoiceLoop:
         turn = self._turn = Turn(
             self.clock, self._audio_limit, wake_word=None, woken=False
         )
+        self.recorder.begin(turn, self.clock, self.satellite.entity_id)
         turn.audio.start_deadline()
         session = self.follow_up.status.session_id
         self.follow_up.hold()
@@ -466,6 +497,7 @@ class VoiceLoop:
             self._fragment(turn, previous, session),
             f"voicestack {self.hub.satellite_id} fragment",
         )
+        self.recorder.follow(turn, self._fragment_task)
 
     async def _fragment(
         self, turn: Turn, previous: asyncio.Task[None] | None, session: str | None
@@ -489,6 +521,7 @@ class VoiceLoop:
         if self.follow_up.status.session_id != session:
             # The session ended meanwhile (a wake word): the thought is stale.
             self.conversations.fragments_dropped += 1
+            self.recorder.note(turn, Outcome.CANCELLED)
             _LOGGER.info(
                 "%s: fragment %r dropped: its session ended", self.hub.entry.title, text
             )
@@ -503,6 +536,7 @@ class VoiceLoop:
             self._session = self.follow_up.begin_turn(woken=False)
             await self._stop_session(turn)
             return
+        self.recorder.note(turn, Outcome.BUFFERED if hear(text).real else Outcome.EMPTY)
         if not buffer.add(text):
             # The buffer flushed (its maximum) while this fragment was heard.
             self.on_flush(text)

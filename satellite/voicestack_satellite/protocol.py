@@ -23,7 +23,7 @@ PROTOCOL_VERSION: Final = 1
 INFO_KEY: Final = "voicestack"  # the block this satellite adds to ``info``
 
 # satellite -> peer
-PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut}: audio before the cut
+PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut, start?}: buffered audio
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
 NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
 # {id, message, priority?, category?, source?, dedup_key?, ttl?}: a line from the
@@ -101,9 +101,16 @@ def info_block(satellite_id: str) -> dict[str, object]:
     }
 
 
-def preroll_event(samples: int, rate: int, cut: int) -> Event:
-    """Before a request's audio: how much of it was recorded before ``cut``."""
-    return Event(PREROLL, {"samples": samples, "rate": rate, "cut": cut})
+def preroll_event(samples: int, rate: int, cut: int, start: int | None = None) -> Event:
+    """Before a request's audio: how much of it was recorded before live audio.
+
+    ``start``: the absolute mic sample of the first preroll sample, so the peer
+    can place ``cut`` in the request's audio (``cut - start``).
+    """
+    data = {"samples": samples, "rate": rate, "cut": cut}
+    if start is not None:
+        data["start"] = start
+    return Event(PREROLL, data)
 
 
 def progress_event(stream: str, played: int, total: int | None, state: str) -> Event:

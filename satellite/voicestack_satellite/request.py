@@ -58,7 +58,8 @@ class Request:
             preroll_start = max(preroll_start, min(cut, echo.until))
             room_from = echo.ended_at
         preroll = self._mic.since(preroll_start)
-        self._send_extension(protocol.preroll_event(len(preroll), RATE, cut))
+        start = self._mic.end - len(preroll)  # what ``since`` could hold
+        self._send_extension(protocol.preroll_event(len(preroll), RATE, cut, start))
         self._peer.send(AudioStart(rate=RATE, width=2, channels=1, timestamp=0).event())
         if (silence := self._peer.end_of_speech_s) is not None:
             self._endpointer = Endpointer(silence)

@@ -15,6 +15,18 @@ from devstack import servers
 from tests.integration.assist import set_up_assist
 
 
+@pytest.fixture
+def config_dir(hass: HomeAssistant, tmp_path: Path) -> Path:
+    """A fresh config directory (recordings, notes, TTS cache go there).
+
+    Tests that need a user's files in it override this fixture.
+    """
+    path = tmp_path / "ha-config"
+    path.mkdir()
+    hass.config.config_dir = str(path)
+    return path
+
+
 @pytest.fixture(autouse=True)
 async def ha_core(hass: HomeAssistant, enable_custom_integrations: None) -> None:
     """Set up HA's core component (conversation needs it) and allow custom ones."""

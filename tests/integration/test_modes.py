@@ -121,15 +121,6 @@ type Start = Callable[..., Awaitable[Loaded]]
 
 
 @pytest.fixture
-def config_dir(hass: HomeAssistant, tmp_path: Path) -> Path:
-    """A fresh config directory (notes file, shopping list, TTS cache go there)."""
-    path = tmp_path / "ha-config"
-    path.mkdir()
-    hass.config.config_dir = str(path)
-    return path
-
-
-@pytest.fixture
 async def stack(hass: HomeAssistant) -> AsyncIterator[AsyncExitStack]:
     """Unloads entries and stops processes at the end of the test (before hass)."""
     async with AsyncExitStack() as exit_stack:

@@ -28,6 +28,8 @@ from custom_components.voicestack.core.router.vocabulary import ENTRIES
 from custom_components.voicestack.options_flow import (
     MENU,
     MODES_SCHEMA,
+    RECORDINGS,
+    RECORDINGS_SCHEMA,
     SHORTCUTS_SCHEMA,
     VOCABULARY_SCHEMA,
     field_name,
@@ -112,7 +114,7 @@ def rejected(result: Any, entry: MockConfigEntry, options: dict[str, Any]) -> bo
 # -- menu and announcements ----------------------------------------------------
 
 
-async def test_the_options_open_on_a_menu_of_five_steps(
+async def test_the_options_open_on_a_menu_of_six_steps(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     menu = await hass.config_entries.options.async_init(entry.entry_id)
@@ -125,6 +127,7 @@ async def test_the_options_open_on_a_menu_of_five_steps(
         "vocabulary",
         "shortcuts",
         "conversations",
+        "recordings",
     ]
 
 
@@ -757,10 +760,16 @@ def test_every_step_field_and_error_is_translated() -> None:
         # conversations: one per policy field (FollowUpConfigError's codes)
         *(f"follow_up_{field}" for field in OPTION_FIELDS.values()),
         *(f"follow_up_{field}" for field in DEBOUNCE_FIELDS.values()),
+        # recordings: one per option
+        *RECORDINGS,
     }
-    fields = {str(key) for key in CONVERSATIONS_SCHEMA.schema}
-    assert set(steps["conversations"]["data"]) == fields
-    assert set(steps["conversations"]["data_description"]) == fields
+    for step, schema in (
+        ("conversations", CONVERSATIONS_SCHEMA),
+        ("recordings", RECORDINGS_SCHEMA),
+    ):
+        fields = {str(key) for key in schema.schema}
+        assert set(steps[step]["data"]) == fields, step
+        assert set(steps[step]["data_description"]) == fields, step
 
 
 # -- conversations -----------------------------------------------------------------
@@ -859,3 +868,60 @@ async def test_stored_conversation_options_that_do_not_validate_show_the_default
     form = await open_step(hass, entry, "conversations")
 
     assert shown(form)["follow_up_max_turns"] == 3
+
+
+# -- recordings --------------------------------------------------------------------
+
+
+async def test_recordings_show_the_defaults_and_round_trip(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "recordings")
+    defaults = shown(form)
+    saved = await submit(
+        hass, form, {"recordings_keep": 500.0, "recordings_max_mb": 1.0}
+    )
+    again = shown(await open_step(hass, entry, "recordings"))
+
+    assert defaults == {"recordings_keep": 20, "recordings_max_mb": 100}
+    assert saved["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {**KEPT, "recordings_keep": 500, "recordings_max_mb": 1}
+    assert isinstance(entry.options["recordings_keep"], int)
+    assert again == {"recordings_keep": 500, "recordings_max_mb": 1}
+
+
+@pytest.mark.parametrize(
+    ("change", "errors"),
+    [
+        ({"recordings_keep": 0.0}, {"recordings_keep": "recordings_keep"}),
+        ({"recordings_keep": 501.0}, {"recordings_keep": "recordings_keep"}),
+        ({"recordings_keep": 2.5}, {"recordings_keep": "recordings_keep"}),
+        ({"recordings_max_mb": 0.0}, {"recordings_max_mb": "recordings_max_mb"}),
+        ({"recordings_max_mb": 2001.0}, {"recordings_max_mb": "recordings_max_mb"}),
+        (
+            {"recordings_keep": -1.0, "recordings_max_mb": 0.5},
+            {
+                "recordings_keep": "recordings_keep",
+                "recordings_max_mb": "recordings_max_mb",
+            },
+        ),
+    ],
+)
+async def test_bad_recordings_options_are_rejected_on_their_field(
+    hass: HomeAssistant,
+    entry: MockConfigEntry,
+    change: dict[str, float],
+    errors: dict[str, str],
+) -> None:
+    form = await open_step(hass, entry, "recordings")
+    result = await submit(
+        hass, form, {"recordings_keep": 20.0, "recordings_max_mb": 100.0, **change}
+    )
+
+    assert rejected(result, entry, KEPT)
+    assert result["errors"] == errors
+    assert shown(result) == {
+        "recordings_keep": 20.0,
+        "recordings_max_mb": 100.0,
+        **change,
+    }

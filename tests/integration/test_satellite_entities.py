@@ -70,6 +70,7 @@ async def test_device_entities_and_diagnostics(
         "select.test_satellite_assistant",
         "select.test_satellite_finished_speaking_detection",
         MUTE,
+        "switch.test_satellite_record_requests",
         "sensor.test_satellite_announcements_queued",
         "sensor.test_satellite_announcements_dropped",
         "sensor.test_satellite_announcement_latency_median",
@@ -79,7 +80,7 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_empty_transcripts",
         "sensor.test_satellite_follow_up",
     } <= ids
-    assert len(ids) == 7 + 10 + 3  # and the other announcement metrics
+    assert len(ids) == 8 + 10 + 3  # and the other announcement metrics
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port
@@ -91,6 +92,7 @@ async def test_device_entities_and_diagnostics(
     assert diagnostics["modes"]["mode"] == "wake_word"
     assert diagnostics["modes"]["stack"] == ["base"]
     assert diagnostics["modes"]["deferred_queue"] == 0
+    assert diagnostics["recording"] == {"enabled": False, "saved": 0, "dropped": 0}
 
 
 async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(

@@ -20,7 +20,7 @@ PROTOCOL_VERSION: Final = 1
 INFO_KEY: Final = "voicestack"  # the block a voicestack-satellite adds to ``info``
 
 # satellite -> peer
-PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut}
+PREROLL: Final = "voicestack-preroll"  # {samples, rate, cut, start?}
 PROGRESS: Final = "voicestack-progress"  # {stream, played, total, state}
 NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody speaking
 # {id, message, priority?, category?, source?, dedup_key?, ttl?}: a line from the
@@ -73,6 +73,9 @@ class Preroll:
     samples: int
     rate: int
     cut: int  # absolute mic sample of the wake word (or speech onset)
+    # Absolute mic sample of the first preroll sample (None: an older satellite,
+    # whose preroll ends at the cut after a wake word).
+    start: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +204,10 @@ def parse_preroll(event: Event) -> Preroll:
         raise ValueError(f"{PREROLL}: rate {rate!r} is not a sample rate")
     if not _is_int(cut) or cut < 0:
         raise ValueError(f"{PREROLL}: cut {cut!r} is not a sample position")
-    return Preroll(samples=samples, rate=rate, cut=cut)
+    start = data.get("start")
+    if start is not None and (not _is_int(start) or start < 0):
+        raise ValueError(f"{PREROLL}: start {start!r} is not a sample position")
+    return Preroll(samples=samples, rate=rate, cut=cut, start=start)
 
 
 def parse_progress(event: Event) -> Progress:

@@ -23,6 +23,7 @@ from typing import Final
 from wyoming.info import WakeProgram
 
 from .clock import Clock
+from .recording import Recording
 from .request_audio import RequestAudio
 from .router.route import Route
 
@@ -99,6 +100,8 @@ class Turn:
         self.transcript: str | None = None
         # Buffered fragments this turn's transcript joins (1: it was said at once).
         self.fragments = 1
+        # Its recording for the debug panel, while recording is on.
+        self.recording: Recording | None = None
 
     def woken(self, wake_word: str | None) -> None:
         """Home Assistant's wake word engine heard ``wake_word``: STT starts now."""
@@ -109,6 +112,8 @@ class Turn:
         """Speech-to-text ended with ``transcript``."""
         self.transcript = transcript
         self.heard_at = self._clock.now()
+        if self.recording is not None:
+            self.recording.heard(transcript)
 
     def timings(self) -> dict[str, float | None]:
         """Seconds from the request's start to the transcript and to now."""

@@ -1,4 +1,4 @@
-"""Read the PCM and format out of the WAV bytes a TTS engine returns."""
+"""WAV in memory: read what a TTS engine returns, write what is recorded."""
 
 from __future__ import annotations
 
@@ -57,6 +57,42 @@ def read_wav(data: bytes) -> Pcm:
             return Pcm(audio[:whole], rate=rate, width=width, channels=channels)
         offset = body + size + size % 2
     raise NotWavError("not a PCM WAV: no data chunk")
+
+
+def wav_bytes(pcm: Pcm) -> bytes:
+    """A PCM WAV file of ``pcm``, header and data (a trailing partial frame is dropped).
+
+    Written by hand rather than with ``wave`` so the bytes exist before any file
+    does: the recording store writes them atomically.
+    """
+    frame = pcm.width * pcm.channels
+    audio = pcm.audio[: pcm.samples * frame]
+    fmt = b"".join(
+        (
+            _PCM.to_bytes(2, "little"),
+            pcm.channels.to_bytes(2, "little"),
+            pcm.rate.to_bytes(4, "little"),
+            (pcm.rate * frame).to_bytes(4, "little"),
+            frame.to_bytes(2, "little"),
+            (pcm.width * 8).to_bytes(2, "little"),
+        )
+    )
+    pad = b"\0" * (len(audio) % 2)  # RIFF chunks end on an even offset
+    size = 4 + (8 + len(fmt)) + (8 + len(audio) + len(pad))
+    return b"".join(
+        (
+            b"RIFF",
+            size.to_bytes(4, "little"),
+            b"WAVE",
+            b"fmt ",
+            len(fmt).to_bytes(4, "little"),
+            fmt,
+            b"data",
+            len(audio).to_bytes(4, "little"),
+            audio,
+            pad,
+        )
+    )
 
 
 # The sizes a streamed WAV's header carries (see read_wav).

@@ -6,7 +6,7 @@ says who decided, so ``voicestack_utterance`` events and debug logs can explain 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,8 @@ class Route:
     (a wake-word satellite should listen again without a wake word).
     ``changed``: the decision changed the mode stack (a mode opened, closed, or
     delivered what it gathered): the follow-up buffer arms after it.
+    ``explain`` is the decision's one line (``Decision.explain``) and ``stack``
+    the frame names afterwards, base first, for the debug panel's recordings.
     """
 
     frame: str
@@ -40,3 +42,6 @@ class Route:
     trace: tuple[str, ...] = ()
     listen: bool = False
     changed: bool = False
+    # Descriptions of the decision, not part of it: routes compare without them.
+    explain: str = field(default="", compare=False)
+    stack: tuple[str, ...] = field(default=(), compare=False)

@@ -97,6 +97,8 @@ class Decision:
             trace=tuple(map(str, self.steps)),
             listen=self.listen,
             changed=self.changed,
+            explain=self.explain(),
+            stack=self.stack,
         )
 
 
