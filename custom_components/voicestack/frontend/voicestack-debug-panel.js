@@ -46,6 +46,11 @@ class VoiceStackDebugPanel extends HTMLElement {
   // -- Home Assistant's panel properties -------------------------------------------
 
   set hass(hass) {
+    const dark = hass.themes?.darkMode;
+    if (this._hass && dark !== this._hass.themes?.darkMode) {
+      // The canvas reads the theme's colours when it draws: draw again.
+      requestAnimationFrame(() => this._waveform?.render());
+    }
     this._hass = hass;
     const menu = this.shadowRoot.querySelector("ha-menu-button");
     if (menu) menu.hass = hass;

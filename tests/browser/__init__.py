@@ -1,0 +1,1 @@
+"""The debug panel in a real browser (Debian's Chromium through Playwright)."""
