@@ -7,6 +7,12 @@ connection that sent ``run-satellite`` (``owner``) and records the type of every
 event Home Assistant sends. ``stream`` starts a request and never ends it; with
 ``bomb_on`` set to an event type, it answers that event with a header announcing
 ``BOMB_LENGTH`` bytes and streams zeros after it.
+
+With ``extensions`` it claims to be a voicestack-satellite that accepts those
+extension events (its ``info`` carries the ``voicestack`` block), answers every
+stream Home Assistant ends with ``played`` (``auto_played``), and ``send``
+makes it say whatever a test wants, well-formed or not: the barge-in glue's
+tests play a satellite that reports pauses, verdicts and voiceprints on cue.
 """
 
 from __future__ import annotations
@@ -30,9 +36,20 @@ _ZEROS = bytes(1024 * 1024)
 class FakeSatellite:
     """Listens on a free loopback port while entered."""
 
-    def __init__(self, name: str = "fake") -> None:
-        """Not listening yet, and harmless."""
+    def __init__(
+        self,
+        name: str = "fake",
+        *,
+        extensions: tuple[str, ...] = (),
+        voiceprint: bool = False,
+        auto_played: bool = False,
+    ) -> None:
+        """Not listening yet, and harmless; a stock satellite without ``extensions``."""
         self.name = name
+        self.extensions = extensions
+        self.voiceprint = voiceprint
+        self.auto_played = auto_played
+        self.events: list[Event] = []  # every event Home Assistant sent, whole
         self.port = 0
         self.received: list[str] = []  # event types Home Assistant sent
         self.sent_bytes = 0  # audio sent by ``stream``
@@ -41,6 +58,7 @@ class FakeSatellite:
         self.bombs = 0
         self.bomb_bytes = 0  # zeros the sockets took after a bomb's header
         self._server: asyncio.Server | None = None
+        self._stream: str | None = None  # the id of the last audio-start
 
     async def __aenter__(self) -> FakeSatellite:
         """Listen on a free port."""
@@ -67,6 +85,7 @@ class FakeSatellite:
         try:
             while (event := await async_read_event(reader)) is not None:
                 self.received.append(event.type)
+                self.events.append(event)
                 if event.type == self.bomb_on:
                     await self._bomb(writer)
                     return
@@ -77,6 +96,11 @@ class FakeSatellite:
                 elif event.type == "ping":
                     pong = Event("pong", {"text": event.data.get("text")})
                     await async_write_event(pong, writer)
+                elif event.type == "audio-start":
+                    self._stream = (event.data or {}).get("stream")
+                elif event.type == "audio-stop" and self.auto_played:
+                    played = {"stream": self._stream, "state": "played"}
+                    await async_write_event(Event("played", played), writer)
         except (ConnectionError, OSError):
             pass
         finally:
@@ -120,9 +144,18 @@ class FakeSatellite:
             await async_write_event(chunk, writer)
             await asyncio.sleep(pause_s)
 
+    async def send(self, event: Event) -> None:
+        """Send ``event`` to Home Assistant (the owner connection)."""
+        assert self.owner is not None
+        await async_write_event(event, self.owner)
+
+    def sent(self, kind: str) -> list[Event]:
+        """The events of type ``kind`` Home Assistant sent, in order."""
+        return [event for event in self.events if event.type == kind]
+
     def _info(self) -> Event:
-        """A stock Wyoming satellite's ``info``."""
-        return Info(
+        """A stock Wyoming satellite's ``info`` (plus the extension block, if any)."""
+        info = Info(
             satellite=Satellite(
                 name=self.name,
                 attribution=Attribution(name="devstack", url=""),
@@ -131,3 +164,12 @@ class FakeSatellite:
                 version="1",
             )
         ).event()
+        if self.extensions:
+            info.data["voicestack"] = {
+                "id": f"fake-{self.name}",
+                "protocol": 1,
+                "sends": [],
+                "accepts": list(self.extensions),
+                "voiceprint": self.voiceprint,
+            }
+        return info

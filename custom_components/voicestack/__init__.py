@@ -11,6 +11,7 @@ from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.typing import ConfigType
 
 from .announcements import async_add_satellite, async_setup_announcements
+from .barge_in_control import BargeInControl
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
 from .conversations import Conversations
 from .core.identity import Identity, async_identify
@@ -31,6 +32,8 @@ from .request_recorder import RequestRecorder
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 from .satellite_announce_requests import SatelliteAnnounceRequests
 from .speech_output import SpeechOutput
+from .voiceprint_actions import async_setup_voiceprint_actions
+from .voiceprints import async_setup_voiceprints, voiceprint_library
 
 MANUFACTURER = "VoiceStack"
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -41,6 +44,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_announcements(hass)
     async_setup_mode_actions(hass)
     async_setup_recording_api(hass)
+    await async_setup_voiceprints(hass)
+    async_setup_voiceprint_actions(hass)
     await async_setup_debug_panel_files(hass)
     return True
 
@@ -71,7 +76,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     _register_device(hass, entry, hub.satellite_id, identity)
     queue = DeferredQueueStore(hass, entry.entry_id, hub.notify)
     await queue.async_load()
-    speech = SpeechOutput(hass, hub)
+    barge_in = BargeInControl(hass, hub, voiceprint_library(hass))
+    barge_in.start()
+    entry.async_on_unload(barge_in.close)
+    speech = SpeechOutput(hass, hub, barge_in)
     modes = VoiceModes(hass, hub, queue)
     entry.async_on_unload(modes.close)
     conversations = Conversations(hass, hub)
@@ -90,6 +98,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
         announcements=announcements,
         announce_requests=announce_requests,
         recorder=recorder,
+        barge_in=barge_in,
     )
     await async_add_debug_panel(hass, entry.entry_id)
     entry.async_on_unload(partial(async_remove_debug_panel, hass, entry.entry_id))

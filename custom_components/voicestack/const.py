@@ -11,6 +11,7 @@ DESCRIBE_TIMEOUT_S: Final = 5.0
 PLATFORMS: Final = [
     Platform.ASSIST_SATELLITE,
     Platform.BINARY_SENSOR,
+    Platform.NUMBER,
     Platform.SELECT,
     Platform.SENSOR,
     Platform.SWITCH,
@@ -27,6 +28,8 @@ EVENT_TURN: Final = "voicestack_turn"
 EVENT_SESSION_ENDED: Final = "voicestack_session_ended"
 # Fired for every dictation delivered to the ``event`` destination.
 EVENT_DICTATION: Final = "voicestack_dictation"
+# A voice response was paused, resumed or stopped by speech (barge-in).
+EVENT_BARGE_IN: Final = "voicestack_barge_in"
 # Recorded requests (the debug panel): how many each satellite keeps, and the
 # most its recordings may take on disk (options; the oldest go first).
 CONF_RECORDINGS_KEEP: Final = "recordings_keep"

@@ -57,6 +57,7 @@ async def async_get_config_entry_diagnostics(
         },
         "modes": _modes(runtime),
         "recording": _recording(entry),
+        "barge_in": _barge_in(runtime),
     }
     return async_redact_data(diagnostics, TO_REDACT)
 
@@ -77,6 +78,21 @@ def _recording(entry: VoiceStackConfigEntry) -> dict[str, Any]:
         "enabled": recorder.enabled,
         "saved": recorder.saved,
         "dropped": recorder.dropped,
+    }
+
+
+def _barge_in(runtime: SatelliteRuntime) -> dict[str, Any]:
+    """Barge-in's settings, what the satellite can do, and the counters.
+
+    Enrolled people are counted, never named; voiceprints are not shown.
+    """
+    control = runtime.barge_in
+    return {
+        "settings": asdict(control.settings),
+        "available": control.available,
+        "gate_available": control.gate_available,
+        "enrolled_people": control.enrolled_people,
+        "counters": control.counters,
     }
 
 

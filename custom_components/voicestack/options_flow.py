@@ -1,5 +1,7 @@
 """Options, per satellite: a menu of six forms, each saving only its own part.
 
+(A seventh entry, ``voices``, enrolls or forgets a voice: ``voice_options.py``.)
+
 - ``announcements``: the announcer's windows, limits and templates, built from
   ``AnnounceOptions`` (one field per option) and checked by its ``validate()``.
 - ``modes``: how the voice-mode router listens, times out and delivers.
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import re
 from typing import Any, Final
 
-from homeassistant.config_entries import ConfigFlowResult, OptionsFlow
+from homeassistant.config_entries import ConfigFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import selector
 import voluptuous as vol
@@ -60,6 +62,7 @@ from .core.router.vocabulary import (
     VocabularyError,
     read_shortcuts,
 )
+from .voice_options import VoiceSteps
 
 MENU: Final = (
     "announcements",
@@ -68,6 +71,7 @@ MENU: Final = (
     "shortcuts",
     "conversations",
     "recordings",
+    "voices",
 )
 VOCABULARY: Final = "vocabulary"
 PROBLEMS: Final = "problems"  # description placeholder of the router steps
@@ -263,7 +267,7 @@ def _details(problems: Sequence[Problem]) -> str:
     )
 
 
-class VoiceStackOptionsFlow(OptionsFlow):
+class VoiceStackOptionsFlow(VoiceSteps):
     """Edit one satellite's announcer and voice-mode options."""
 
     async def async_step_init(

@@ -1,11 +1,12 @@
 """What one loaded satellite entry holds (``entry.runtime_data``).
 
-Seven parts, each built on the one before and none reaching back: the hub (link,
-Speaker, shared state), the speech output (text to sound, through the Speaker),
-the voice modes (the router and what it needs of Home Assistant), the follow-up
-sessions (conversations), the satellite's announcements and the announcements
-its local scripts ask for, and the recorder of its requests (the debug panel). ``__init__.py`` builds them in that order; entities
-and actions take the parts they need from here.
+Eight parts, each built on the ones before and none reaching back: the hub (link,
+Speaker, shared state), barge-in (speech that interrupts a voice response), the
+speech output (text to sound, through the Speaker), the voice modes (the router
+and what it needs of Home Assistant), the follow-up sessions (conversations),
+the satellite's announcements and the announcements its local scripts ask for,
+and the recorder of its requests (the debug panel). ``__init__.py`` builds them
+in that order; entities and actions take the parts they need from here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 
+from .barge_in_control import BargeInControl
 from .const import DOMAIN
 from .conversations import Conversations
 from .hub import SatelliteHub, loaded_entry_for_entity
@@ -38,6 +40,7 @@ class SatelliteRuntime:
     announcements: SatelliteAnnouncements
     announce_requests: SatelliteAnnounceRequests  # from the satellite's local scripts
     recorder: RequestRecorder  # its requests, for the debug panel
+    barge_in: BargeInControl  # speech that interrupts its voice responses
 
 
 type VoiceStackConfigEntry = ConfigEntry[SatelliteRuntime]

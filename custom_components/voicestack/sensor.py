@@ -1,4 +1,4 @@
-"""Sensors: announcement metrics, voice-mode figures, empty transcripts."""
+"""Sensors: announcement metrics, voice-mode figures, empty transcripts, barge-ins."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
+from .barge_in_control import BargeInControl
 from .conversations import Conversations
 from .core.announce import MetricsSnapshot
 from .core.follow_up import EndReason
@@ -122,6 +123,10 @@ async def async_setup_entry(
             *(AnnouncementMetric(runtime.announcements, d) for d in METRICS),
             *(ModesSensor(runtime.hub, runtime.modes, d) for d in MODE_SENSORS),
             FollowUpSensor(runtime.hub, runtime.conversations),
+            *(
+                BargeInSensor(runtime.hub, runtime.barge_in, d)
+                for d in BARGE_IN_SENSORS
+            ),
         ]
     )
 
@@ -264,3 +269,45 @@ class FollowUpSensor(VoiceStackEntity, SensorEntity):
                 for reason in EndReason
             },
         }
+
+
+# Barge-in counters since Home Assistant started: how often speech paused an
+# answer, and how each pause ended (core/barge_in_policy's BargeInKind).
+BARGE_IN_SENSORS: tuple[SensorEntityDescription, ...] = tuple(
+    SensorEntityDescription(
+        key=f"barge_in_{counter}", translation_key=f"barge_in_{counter}", **COUNTER
+    )
+    for counter in ("pauses", "resumes", "stops", "silences", "timeouts")
+)
+
+
+class BargeInSensor(VoiceStackEntity, SensorEntity):
+    """One barge-in counter; kept in Home Assistant, so available while offline."""
+
+    def __init__(
+        self,
+        hub: SatelliteHub,
+        control: BargeInControl,
+        description: SensorEntityDescription,
+    ) -> None:
+        """``description`` says which counter."""
+        self.entity_description = description
+        self._control = control
+        super().__init__(hub)
+
+    async def async_added_to_hass(self) -> None:
+        """Follow the barge-in records too."""
+        await super().async_added_to_hass()
+        self.async_on_remove(self._control.async_add_listener(self._hub_changed))
+
+    @property
+    def available(self) -> bool:
+        """Counted in Home Assistant."""
+        return True
+
+    @property
+    def native_value(self) -> int:
+        """The count now."""
+        return self._control.counters[
+            self.entity_description.key.removeprefix("barge_in_")
+        ]

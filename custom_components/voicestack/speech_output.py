@@ -21,6 +21,7 @@ from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
+from .barge_in_control import BargeInControl
 from .const import DOMAIN
 from .core.sentences import split_sentences
 from .core.speaker import Playback, PlaybackOutcome
@@ -159,10 +160,16 @@ class Speaking(StrEnum):
 class SpeechOutput:
     """Says text on one satellite, through its Speaker, in its chosen voice."""
 
-    def __init__(self, hass: HomeAssistant, hub: SatelliteHub) -> None:
-        """The pipeline and the TTS voice are looked up at each ``say``."""
+    def __init__(
+        self, hass: HomeAssistant, hub: SatelliteHub, barge_in: BargeInControl
+    ) -> None:
+        """The pipeline and the TTS voice are looked up at each ``say``.
+
+        ``barge_in`` tracks the responses speech may interrupt.
+        """
         self._hass = hass
         self._hub = hub
+        self._barge_in = barge_in
         self._subscribers = Subscribers[Callable[[Speaking], None]]()
 
     @callback
@@ -170,11 +177,15 @@ class SpeechOutput:
         """Hear when saying starts and finishes; the remover."""
         return self._subscribers.add(listener)
 
-    async def say(self, text: str, preamble: Pcm | None = None) -> Playback:
+    async def say(
+        self, text: str, preamble: Pcm | None = None, *, response: bool = False
+    ) -> Playback:
         """Say ``text``; ``preamble`` (a preannounce sound) plays first, same turn.
 
-        Returns how the playback ended. Raises ``HomeAssistantError`` when the
-        pipeline has no TTS engine, or the engine said nothing at all.
+        ``response``: a voice response, which speech may interrupt (barge-in,
+        when the satellite can and its switch is on). Returns how the playback
+        ended. Raises ``HomeAssistantError`` when the pipeline has no TTS
+        engine, or the engine said nothing at all.
         """
         sentences = split_sentences(text)
         if not sentences:
@@ -184,11 +195,15 @@ class SpeechOutput:
         speech = synthesize_sentences(
             self._hass, self._hub.pipeline(), sentences, self._hub.tts_voice
         )
+        parts = speech if preamble is None else after_preamble(preamble, speech)
+        interruptible = response and self._barge_in.enabled
+        if interruptible:
+            parts = self._barge_in.respond(text, parts)
         try:
-            playback = await self._hub.speaker.play(
-                speech if preamble is None else after_preamble(preamble, speech)
-            )
+            playback = await self._hub.speaker.play(parts, interruptible=interruptible)
         finally:
+            if interruptible:
+                self._barge_in.response_over()
             self._tell(Speaking.FINISHED)
         _LOGGER.debug(
             "%s: said %d sentence(s), %.1f s, %s",

@@ -1,20 +1,25 @@
-"""Per satellite: mute, and whether its requests are recorded (the debug panel).
+"""Per satellite: mute, recording requests, and barge-in's three switches.
 
 Mute: the satellite stops listening for the wake word until unmuted. Record
 requests: every request's audio and what became of it is kept for the debug
-panel (off by default: it keeps what people said, on disk).
+panel (off by default: it keeps what people said, on disk). Barge-in: speech
+may interrupt an answer; the speaker gate tells the enrolled user from the TV;
+echo cancellation keeps the answer from interrupting itself (off: the mic is
+gated while the speaker is loud instead). See docs/barge-in.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.components.switch import SwitchEntity, SwitchEntityDescription
-from homeassistant.const import STATE_ON, EntityCategory
+from homeassistant.const import STATE_OFF, STATE_ON, EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.restore_state import RestoreEntity
 
+from .barge_in_control import BargeInControl
 from .entity import VoiceStackSettingEntity
 from .hub import SatelliteHub
 from .request_recorder import RequestRecorder
@@ -28,10 +33,17 @@ async def async_setup_entry(
     entry: VoiceStackConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    """A mute and a record switch per satellite."""
+    """A mute, a record and the barge-in switches per satellite."""
     runtime = entry.runtime_data
     async_add_entities(
-        [MuteSwitch(runtime.hub), RecordRequestsSwitch(runtime.hub, runtime.recorder)]
+        [
+            MuteSwitch(runtime.hub),
+            RecordRequestsSwitch(runtime.hub, runtime.recorder),
+            *(
+                BargeInSwitch(runtime.hub, runtime.barge_in, description)
+                for description in BARGE_IN_SWITCHES
+            ),
+        ]
     )
 
 
@@ -96,4 +108,69 @@ class RecordRequestsSwitch(VoiceStackSettingEntity, SwitchEntity, RestoreEntity)
     async def async_turn_off(self, **kwargs: Any) -> None:
         """Record no more requests (the one running is still saved)."""
         self._recorder.enabled = False
+        self.async_write_ha_state()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BargeInSwitchDescription(SwitchEntityDescription):
+    """A switch over one ``BargeInSettings`` field (all on by default)."""
+
+    setting: str
+
+
+BARGE_IN_SWITCHES = tuple(
+    BargeInSwitchDescription(
+        key=key,
+        translation_key=key,
+        entity_category=EntityCategory.CONFIG,
+        setting=setting,
+    )
+    for key, setting in (
+        ("barge_in", "enabled"),
+        ("speaker_gate", "gate"),
+        ("echo_cancellation", "echo_cancel"),
+    )
+)
+
+
+class BargeInSwitch(VoiceStackSettingEntity, SwitchEntity, RestoreEntity):
+    """One barge-in setting; survives restarts; the satellite hears it at once."""
+
+    entity_description: BargeInSwitchDescription
+
+    def __init__(
+        self,
+        hub: SatelliteHub,
+        control: BargeInControl,
+        description: BargeInSwitchDescription,
+    ) -> None:
+        """Switch ``description.setting`` of ``control``."""
+        self.entity_description = description
+        super().__init__(hub)
+        self._control = control
+
+    async def async_added_to_hass(self) -> None:
+        """Restore the last state (on when there is none)."""
+        await super().async_added_to_hass()
+        state = await self.async_get_last_state()
+        if state is not None and state.state in (STATE_ON, STATE_OFF):
+            self._control.update(
+                **{self.entity_description.setting: state.state == STATE_ON}
+            )
+
+    @property
+    def is_on(self) -> bool:
+        """The setting is on."""
+        return bool(getattr(self._control.settings, self.entity_description.setting))
+
+    async def async_turn_on(self, **kwargs: Any) -> None:
+        """Turn the setting on."""
+        self._set(True)
+
+    async def async_turn_off(self, **kwargs: Any) -> None:
+        """Turn the setting off."""
+        self._set(False)
+
+    def _set(self, on: bool) -> None:
+        self._control.update(**{self.entity_description.setting: on})
         self.async_write_ha_state()

@@ -373,7 +373,7 @@ class VoiceLoop:
                 asked_back = result.continue_conversation
         speech = reply_for(route, answer=answer).speech
         with self.recorder.stage(turn, "speech"):
-            playback = await self.speech.say(speech)
+            playback = await self.speech.say(speech, response=True)
         self.recorder.said(turn, speech, playback)
         session = self._session if turn is not None else None
         follow_up_s = self.follow_up.answered(asked_back) if session else None

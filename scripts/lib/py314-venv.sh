@@ -55,6 +55,10 @@ else
   "${uv[@]}" sync "${target[@]}" "$lock"
 fi
 "${uv[@]}" install "${target[@]}" --no-deps -e ./satellite
+# The speaker gate's weights, without their torch (requirements/barge-in-no-deps.txt).
+case ",$files," in *,barge-in,*)
+  "${uv[@]}" install "${target[@]}" --no-deps -r requirements/barge-in-no-deps.txt ;;
+esac
 if [ "$ha" != "-" ]; then
   "${uv[@]}" install "${target[@]}" --no-deps -e ./client
 fi

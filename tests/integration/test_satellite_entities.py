@@ -79,8 +79,14 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_deferred_queue",
         "sensor.test_satellite_empty_transcripts",
         "sensor.test_satellite_follow_up",
+        "switch.test_satellite_barge_in",
+        "switch.test_satellite_speaker_gate",
+        "switch.test_satellite_echo_cancellation",
+        "number.test_satellite_barge_in_minimum_speech",
+        "sensor.test_satellite_barge_in_pauses",
     } <= ids
-    assert len(ids) == 8 + 10 + 3  # and the other announcement metrics
+    # and the other announcement metrics and barge-in counters
+    assert len(ids) == 8 + 10 + 3 + 4 + 5
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == sat.port
@@ -93,6 +99,16 @@ async def test_device_entities_and_diagnostics(
     assert diagnostics["modes"]["stack"] == ["base"]
     assert diagnostics["modes"]["deferred_queue"] == 0
     assert diagnostics["recording"] == {"enabled": False, "saved": 0, "dropped": 0}
+    barge_in = diagnostics["barge_in"]
+    assert barge_in["settings"] == {
+        "enabled": True,
+        "gate": True,
+        "min_speech_s": 0.3,
+        "echo_cancel": True,
+    }
+    assert barge_in["available"] is True
+    assert barge_in["enrolled_people"] == 0
+    assert barge_in["counters"]["pauses"] == 0
 
 
 async def test_entities_follow_the_link_and_the_mute_survives_a_reconnect(

@@ -26,6 +26,12 @@ NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody s
 # {id, message, priority?, category?, source?, dedup_key?, ttl?}: a line from the
 # satellite's local announce socket, for our announcer (asked for in the hello)
 ANNOUNCE: Final = "voicestack-announce"
+# Barge-in (core/barge_in_protocol.py builds and parses these):
+BARGE_IN: Final = "voicestack-barge-in"  # {stream, played, onset}: speech paused it
+VOICE: Final = (
+    "voicestack-voice"  # {stream, person, score, seconds}: the gate's verdict
+)
+VOICEPRINT: Final = "voicestack-voiceprint"  # {id, embedding, seconds} | {id, error}
 
 # peer -> satellite
 HELLO: Final = "voicestack-hello"  # {protocol, end_of_speech_s?, accepts?}
@@ -33,9 +39,30 @@ PAUSE: Final = "voicestack-pause"  # {}: pause playback within one block
 RESUME: Final = "voicestack-resume"  # {offset?}: resume, optionally at a sample
 FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
 LISTEN: Final = "voicestack-listen"  # {timeout} once, or {continuous: bool}
+# {enabled, min_speech_s, echo_cancel, threshold, voiceprints}: barge-in settings
+BARGE_IN_CONFIG: Final = "voicestack-barge-in-config"
+BARGE_IN_REQUEST: Final = "voicestack-barge-in-request"  # {stream}: the user spoke
+ENROLL: Final = "voicestack-enroll"  # {id, max_s}: record a phrase, answer VOICEPRINT
 
-SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH, ANNOUNCE)
-PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
+SATELLITE_EVENTS: Final = (
+    PREROLL,
+    PROGRESS,
+    NO_SPEECH,
+    ANNOUNCE,
+    BARGE_IN,
+    VOICE,
+    VOICEPRINT,
+)
+PEER_EVENTS: Final = (
+    HELLO,
+    PAUSE,
+    RESUME,
+    FLUSH,
+    LISTEN,
+    BARGE_IN_CONFIG,
+    BARGE_IN_REQUEST,
+    ENROLL,
+)
 
 # In audio-start (peer -> satellite), echoed in played and voicestack-progress:
 # the peer's id of the stream; played and voicestack-progress also say how far
@@ -45,6 +72,14 @@ STATE: Final = "state"
 PLAYING: Final = "playing"  # voicestack-progress only: still going
 PLAYED: Final = "played"  # played to its end
 FLUSHED: Final = "flushed"  # dropped before its end
+MAX_STREAM_ID: Final = 64  # characters
+# In audio-start: speech may pause this stream (a voice response, not an announcement).
+BARGE_IN_FIELD: Final = "barge_in"
+MIN_SPEECH_S: Final = (0.1, 2.0)  # the range BARGE_IN_CONFIG's min_speech_s may take
+EMBEDDING_SIZE: Final = 256  # floats in a voiceprint (GE2E)
+MAX_VOICEPRINTS: Final = 50  # entries in BARGE_IN_CONFIG's voiceprints
+ENROLL_MAX_S: Final = (1.0, 30.0)  # the range ENROLL's max_s may take
+VOICEPRINT_ERRORS: Final = ("no_speech", "too_short", "unavailable", "cancelled")
 _PROGRESS_STATES: Final = (PLAYING, PLAYED, FLUSHED)
 # The optional fields of ANNOUNCE, as voicestack.announce names them, and the
 # priorities it knows (core/announce's ``Priority``; tests/core pins them).
@@ -64,6 +99,7 @@ class InfoBlock:
     protocol: int
     sends: tuple[str, ...]
     accepts: tuple[str, ...]
+    voiceprint: bool = False  # its speaker gate can run (barge-in verdicts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,16 +175,24 @@ def parse_info(info_data: Mapping[str, Any] | None) -> InfoBlock | None:
     protocol = block.get("protocol")
     return InfoBlock(
         id=satellite_id.strip(),
-        protocol=protocol if _is_int(protocol) else 0,
+        protocol=protocol if is_int(protocol) else 0,
         sends=_names(block.get("sends")),
         accepts=_names(block.get("accepts")),
+        voiceprint=block.get("voiceprint") is True,
     )
 
 
-def audio_start_event(rate: int, width: int, channels: int, stream: str) -> Event:
-    """Wyoming's ``audio-start``, plus our id of the stream (echoed in reports)."""
+def audio_start_event(
+    rate: int, width: int, channels: int, stream: str, *, barge_in: bool = False
+) -> Event:
+    """Wyoming's ``audio-start``, plus our id of the stream (echoed in reports).
+
+    ``barge_in``: speech may pause this stream (a voice response).
+    """
     event = AudioStart(rate=rate, width=width, channels=channels).event()
     event.data[STREAM] = stream
+    if barge_in:
+        event.data[BARGE_IN_FIELD] = True
     return event
 
 
@@ -170,7 +214,7 @@ def pause_event() -> Event:
 
 def resume_event(offset: int | None = None) -> Event:
     """Resume playback, at sample ``offset`` of the current stream if given."""
-    if offset is not None and (not _is_int(offset) or offset < 0):
+    if offset is not None and (not is_int(offset) or offset < 0):
         raise ValueError(f"{RESUME}: offset {offset!r} is not a sample offset")
     return Event(RESUME, {} if offset is None else {"offset": offset})
 
@@ -196,30 +240,30 @@ def listen_event(
 
 def parse_preroll(event: Event) -> Preroll:
     """The ``voicestack-preroll`` before a request's audio."""
-    data = _data(event, PREROLL)
+    data = event_data(event, PREROLL)
     samples, rate, cut = data.get("samples"), data.get("rate"), data.get("cut")
-    if not _is_int(samples) or samples < 0:
+    if not is_int(samples) or samples < 0:
         raise ValueError(f"{PREROLL}: samples {samples!r} is not a count")
-    if not _is_int(rate) or rate <= 0:
+    if not is_int(rate) or rate <= 0:
         raise ValueError(f"{PREROLL}: rate {rate!r} is not a sample rate")
-    if not _is_int(cut) or cut < 0:
+    if not is_int(cut) or cut < 0:
         raise ValueError(f"{PREROLL}: cut {cut!r} is not a sample position")
     start = data.get("start")
-    if start is not None and (not _is_int(start) or start < 0):
+    if start is not None and (not is_int(start) or start < 0):
         raise ValueError(f"{PREROLL}: start {start!r} is not a sample position")
     return Preroll(samples=samples, rate=rate, cut=cut, start=start)
 
 
 def parse_progress(event: Event) -> Progress:
     """A ``voicestack-progress`` report of one of our streams."""
-    data = _data(event, PROGRESS)
+    data = event_data(event, PROGRESS)
     stream, played = data.get(STREAM), data.get("played")
     total, state = data.get("total"), data.get(STATE)
     if not isinstance(stream, str) or not stream:
         raise ValueError(f"{PROGRESS}: stream {stream!r} is not a stream id")
-    if not _is_int(played) or played < 0:
+    if not is_int(played) or played < 0:
         raise ValueError(f"{PROGRESS}: played {played!r} is not a sample count")
-    if total is not None and (not _is_int(total) or total < 0):
+    if total is not None and (not is_int(total) or total < 0):
         raise ValueError(f"{PROGRESS}: total {total!r} is not a sample count")
     if state not in _PROGRESS_STATES:
         raise ValueError(
@@ -230,13 +274,13 @@ def parse_progress(event: Event) -> Progress:
 
 def parse_no_speech(event: Event) -> NoSpeech:
     """A ``voicestack-no-speech``: it carries nothing but its type."""
-    _data(event, NO_SPEECH)
+    event_data(event, NO_SPEECH)
     return NoSpeech()
 
 
 def parse_announce(event: Event) -> Announce:
     """A ``voicestack-announce``: its id, a message and optional strings and ttl."""
-    data = _data(event, ANNOUNCE)
+    data = event_data(event, ANNOUNCE)
     announce_id, message = data.get("id"), data.get("message")
     if (
         not isinstance(announce_id, str)
@@ -250,7 +294,7 @@ def parse_announce(event: Event) -> Announce:
     for key in ANNOUNCE_OPTIONAL:
         value = data.get(key)
         if key == "ttl":
-            if value is not None and not _is_number(value):
+            if value is not None and not is_number(value):
                 raise ValueError(f"{ANNOUNCE}: ttl {value!r:.80} is not seconds")
         elif value is not None and not isinstance(value, str):
             raise ValueError(f"{ANNOUNCE}: {key} {value!r:.80} is not a string")
@@ -271,19 +315,21 @@ def parse_played(event: Event) -> PlayedReport:
     return PlayedReport(stream=stream, state=state if isinstance(state, str) else None)
 
 
-def _data(event: Event, expected: str) -> Mapping[str, Any]:
+def event_data(event: Event, expected: str) -> Mapping[str, Any]:
+    """``event``'s data (empty if none); ValueError if it is not an ``expected``."""
     if event.type != expected:
         raise ValueError(f"expected {expected}, got {event.type}")
     return event.data or {}
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
     """An int that is not a bool (JSON ``true`` is no sample count)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: object) -> bool:
-    return _is_int(value) or isinstance(value, float)
+def is_number(value: object) -> bool:
+    """An int that is not a bool, or a float."""
+    return is_int(value) or isinstance(value, float)
 
 
 def _names(value: object) -> tuple[str, ...]:

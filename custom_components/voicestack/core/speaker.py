@@ -74,6 +74,8 @@ class Playback:
     rate: int | None = None
     first_audio_at: float | None = None  # clock time the first chunk was sent
     outcome: PlaybackOutcome = PlaybackOutcome.PENDING
+    streams: list[str] = field(default_factory=list)  # ids sent, in order
+    interruptible: bool = False  # speech may pause it (barge-in)
 
     @property
     def seconds(self) -> float:
@@ -120,6 +122,8 @@ class Speaker:
         self._stopped = False  # ``stop`` cut the current playback short
         self._flushed = False  # the satellite dropped a stream before its end
         self._sent_s = 0.0  # seconds of audio sent in the current playback
+        self._extra_s = 0.0  # added to the wait for ``played`` (``extend``)
+        self._deadline: asyncio.Timeout | None = None  # that wait, while it runs
         self.last: Playback | None = None
 
     @property
@@ -127,19 +131,24 @@ class Speaker:
         """Something is being said, or waits for its turn."""
         return self._lock.locked()
 
-    async def play(self, parts: AsyncIterator[tuple[str, Pcm]]) -> Playback:
+    async def play(
+        self, parts: AsyncIterator[tuple[str, Pcm]], *, interruptible: bool = False
+    ) -> Playback:
         """Play ``(sentence, audio)`` parts in order as they arrive.
 
-        Returns once the satellite played them, or the playback timed out or the
-        connection was lost.
+        ``interruptible``: the satellite may pause it on speech (a voice
+        response; its streams are marked in their ``audio-start``). Returns once
+        the satellite played them, or the playback timed out or the connection
+        was lost.
         """
         async with self._lock:
-            playback = Playback()
+            playback = Playback(interruptible=interruptible)
             self.last = playback
             self._lost = False
             self._stopped = False
             self._flushed = False
             self._sent_s = 0.0
+            self._extra_s = 0.0
             self._played.clear()
             try:
                 return await self._play(parts, playback)
@@ -164,7 +173,7 @@ class Speaker:
             if fmt != sent_format:
                 if sent_format is not None:
                     await self._end_stream()
-                if not await self._start_stream(pcm):
+                if not await self._start_stream(pcm, playback):
                     playback.outcome = PlaybackOutcome.LOST
                     return playback
                 if sent_format is None:
@@ -189,13 +198,20 @@ class Speaker:
         playback.outcome = await self._wait_played(playback.seconds)
         return playback
 
-    async def _start_stream(self, pcm: Pcm) -> bool:
+    async def _start_stream(self, pcm: Pcm, playback: Playback) -> bool:
         """Send ``audio-start`` with a new stream id; False if disconnected."""
         stream_id = next(self._ids)
-        event = audio_start_event(pcm.rate, pcm.width, pcm.channels, stream_id)
+        event = audio_start_event(
+            pcm.rate,
+            pcm.width,
+            pcm.channels,
+            stream_id,
+            barge_in=playback.interruptible,
+        )
         if not await self._send(event):
             return False
         self._open[stream_id] = None
+        playback.streams.append(stream_id)
         return True
 
     async def _send_audio(self, pcm: Pcm, playback: Playback) -> bool:
@@ -234,7 +250,9 @@ class Speaker:
     async def _wait_played(self, audio_seconds: float) -> PlaybackOutcome:
         """Wait until every stream sent was played; stop it after the timeout."""
         try:
-            async with asyncio.timeout(audio_seconds + self._playback_timeout_s):
+            async with asyncio.timeout(
+                audio_seconds + self._playback_timeout_s + self._extra_s
+            ) as self._deadline:
                 await self._all_played()
         except TimeoutError:
             _LOGGER.warning(
@@ -243,6 +261,8 @@ class Speaker:
             )
             await self.stop()
             return PlaybackOutcome.TIMEOUT
+        finally:
+            self._deadline = None
         if self._lost:
             return PlaybackOutcome.LOST
         # Cut short by ``stop`` (a critical announcement): its ``played`` is the
@@ -255,6 +275,19 @@ class Speaker:
         while self._open and not self._lost:
             self._played.clear()
             await self._played.wait()
+
+    def extend(self, seconds: float) -> None:
+        """The current playback lasts ``seconds`` longer than its audio.
+
+        A pause and a resume that went back: its wait for ``played`` grows.
+        """
+        if seconds <= 0 or not self._lock.locked():
+            return
+        self._extra_s += seconds
+        if (deadline := self._deadline) is not None and (
+            when := deadline.when()
+        ) is not None:
+            deadline.reschedule(when + seconds)
 
     async def stop(self) -> bool:
         """Stop what is playing now; True once the satellite confirmed it.

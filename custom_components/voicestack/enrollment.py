@@ -1,0 +1,133 @@
+"""Enroll a voice: a few phrases said on a satellite, kept as a voiceprint.
+
+For each phrase the satellite says what to read ("Phrase 1 of 3. Please say: …"),
+then records the next thing said (``voicestack-enroll``) and answers with its
+GE2E embedding (``voicestack-voiceprint``); no audio leaves the satellite, and
+no agent, LLM or cloud service takes part. The embeddings are kept per person
+in ``voiceprints.py``, and every satellite's speaker gate gets the new
+voiceprint at once.
+
+One enrollment runs at a time per satellite; a phrase that fails (nothing said,
+too short, the satellite gone) ends it with a translated error naming the
+phrase and why, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+import logging
+import uuid
+
+from homeassistant.core import callback
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from wyoming.event import Event
+
+from .const import DOMAIN
+from .core.barge_in_protocol import VoiceprintReport, enroll_event, parse_voiceprint
+from .core.protocol import ENROLL, VOICEPRINT
+from .runtime import SatelliteRuntime
+from .voiceprints import EnrolledVoice, VoiceprintLibrary
+
+_LOGGER = logging.getLogger(__name__)
+
+DEFAULT_PHRASES = (
+    "The quick brown fox jumps over the lazy dog.",
+    "Turn on the kitchen lights and set the heating to twenty degrees.",
+    "What will the weather be like tomorrow morning?",
+)
+PHRASE_MAX_S = 10.0  # the longest one phrase may take, once the prompt was said
+ANSWER_GRACE_S = 5.0  # beyond that, for the satellite's embedding to arrive
+# Why a phrase failed, in words (the error's placeholder).
+FAILURES = {
+    "no_speech": "nothing was said",
+    "too_short": "it was too short: say the whole phrase",
+    "unavailable": "the satellite's speaker gate is not installed",
+    "cancelled": "it was cancelled (a wake word, or the satellite went away)",
+    "timeout": "the satellite did not answer",
+}
+
+
+async def async_enroll(
+    runtime: SatelliteRuntime,
+    library: VoiceprintLibrary,
+    person: str,
+    phrases: Sequence[str] = DEFAULT_PHRASES,
+) -> tuple[EnrolledVoice, list[float]]:
+    """Record ``phrases`` of ``person`` on the satellite; the voice and the seconds.
+
+    ``HomeAssistantError`` (translated) when the satellite cannot enroll or a
+    phrase fails; nothing is kept then.
+    """
+    hub, control = runtime.hub, runtime.barge_in
+    if not (hub.connected and hub.link.supports(ENROLL) and control.gate_available):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="voice_gate_unavailable",
+            translation_placeholders={"name": hub.entry.title},
+        )
+    if control.enrolling.locked():
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="enrollment_running",
+            translation_placeholders={"name": hub.entry.title},
+        )
+    async with control.enrolling:
+        embeddings: list[tuple[float, ...]] = []
+        seconds: list[float] = []
+        for number, phrase in enumerate(phrases, 1):
+            await runtime.speech.say(
+                f"Phrase {number} of {len(phrases)}. Please say: {phrase}"
+            )
+            report = await _record_phrase(runtime)
+            if report.embedding is None:
+                raise HomeAssistantError(
+                    translation_domain=DOMAIN,
+                    translation_key="enroll_phrase_failed",
+                    translation_placeholders={
+                        "number": str(number),
+                        "reason": FAILURES.get(report.error or "", "unknown"),
+                    },
+                )
+            _LOGGER.info(
+                "%s: phrase %d of %s enrolled (%.1f s)",
+                hub.entry.title,
+                number,
+                person,
+                report.seconds or 0.0,
+            )
+            embeddings.append(report.embedding)
+            seconds.append(report.seconds or 0.0)
+        await runtime.speech.say("Thank you. Your voice is enrolled.")
+        voice = await library.async_enroll(person, embeddings, hub.entry.title)
+    return voice, seconds
+
+
+async def _record_phrase(runtime: SatelliteRuntime) -> VoiceprintReport:
+    """Ask the satellite for one phrase's voiceprint and wait for it."""
+    hub = runtime.hub
+    enroll_id = uuid.uuid4().hex[:16]
+    answer: asyncio.Future[VoiceprintReport] = hub.hass.loop.create_future()
+
+    @callback
+    def on_event(event: Event) -> None:
+        if event.type != VOICEPRINT or answer.done():
+            return
+        try:
+            report = parse_voiceprint(event)
+        except ValueError as err:
+            _LOGGER.warning("%s: ignoring %s", hub.entry.title, err)
+            return
+        if report.id == enroll_id:
+            answer.set_result(report)
+
+    unsubscribe = hub.async_subscribe_events(on_event)
+    try:
+        if not await hub.link.send(enroll_event(enroll_id, PHRASE_MAX_S)):
+            return VoiceprintReport(enroll_id, None, None, "cancelled")
+        async with asyncio.timeout(PHRASE_MAX_S + ANSWER_GRACE_S):
+            return await answer
+    except TimeoutError:
+        return VoiceprintReport(enroll_id, None, None, "timeout")
+    finally:
+        unsubscribe()

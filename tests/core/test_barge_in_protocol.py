@@ -1,0 +1,157 @@
+"""Barge-in's events, Home Assistant's side: what it sends, and what it refuses.
+
+Every report a satellite (or anything at its address) sends is checked before
+it can pause, resume or stop an answer: a bad one is a ``ValueError`` saying
+what is wrong, which the glue logs and ignores. (That both sides agree on the
+names and on each other's events: test_protocol_agreement.py.)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from wyoming.event import Event
+
+from custom_components.voicestack.core import barge_in_protocol as bp, protocol
+
+UNIT = [1.0] + [0.0] * 255
+
+
+def test_the_config_carries_settings_and_voiceprints() -> None:
+    event = bp.barge_in_config_event(
+        enabled=True,
+        min_speech_s=0.3,
+        echo_cancel=False,
+        threshold=0.75,
+        voiceprints=[bp.Voiceprint("person.alice", tuple(UNIT))],
+    )
+    assert event.type == protocol.BARGE_IN_CONFIG
+    assert event.data == {
+        "enabled": True,
+        "min_speech_s": 0.3,
+        "echo_cancel": False,
+        "threshold": 0.75,
+        "voiceprints": [{"person": "person.alice", "embedding": UNIT}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"min_speech_s": 0.05}, "min_speech_s 0.05 is not 0.1 to 2 s"),
+        ({"threshold": 1.5}, "threshold 1.5 is not 0 to 1"),
+        (
+            {"voiceprints": [bp.Voiceprint("p", tuple(UNIT))] * 51},
+            "more than 50 voiceprints",
+        ),
+    ],
+)
+def test_a_config_the_satellite_would_refuse_is_not_built(
+    change: dict[str, Any], message: str
+) -> None:
+    settings: dict[str, Any] = {
+        "enabled": True,
+        "min_speech_s": 0.3,
+        "echo_cancel": True,
+        "threshold": 0.7,
+        "voiceprints": [],
+        **change,
+    }
+    with pytest.raises(ValueError, match=message):
+        bp.barge_in_config_event(**settings)
+
+
+def test_requests_and_enrollment() -> None:
+    assert bp.barge_in_request_event("ab-1").data == {"stream": "ab-1"}
+    assert bp.enroll_event("e1", 8.0).data == {"id": "e1", "max_s": 8.0}
+    with pytest.raises(ValueError, match=r"max_s 0\.5 is not 1 to 30 s"):
+        bp.enroll_event("e1", 0.5)
+    marked = protocol.audio_start_event(22050, 2, 1, "s", barge_in=True)
+    assert marked.data["barge_in"] is True
+    assert "barge_in" not in protocol.audio_start_event(22050, 2, 1, "s").data
+
+
+def test_reports_parse() -> None:
+    assert bp.parse_barge_in(
+        Event(protocol.BARGE_IN, {"stream": "s1", "played": 100, "onset": 9})
+    ) == bp.BargeInReport("s1", 100, 9)
+    assert bp.parse_voice(
+        Event(
+            protocol.VOICE,
+            {"stream": "s1", "person": "person.alice", "score": 0.9, "seconds": 1},
+        )
+    ) == bp.VoiceReport("s1", "person.alice", 0.9, 1.0)
+    assert bp.parse_voice(
+        Event(
+            protocol.VOICE,
+            {"stream": "s1", "person": None, "score": None, "seconds": 0},
+        )
+    ) == bp.VoiceReport("s1", None, None, 0.0)
+    good = bp.parse_voiceprint(
+        Event(protocol.VOICEPRINT, {"id": "e1", "embedding": UNIT, "seconds": 2.5})
+    )
+    assert good.embedding == tuple(UNIT)
+    assert good.seconds == 2.5
+    failed = bp.parse_voiceprint(
+        Event(protocol.VOICEPRINT, {"id": "e1", "error": "too_short"})
+    )
+    assert (failed.embedding, failed.error) == (None, "too_short")
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "message"),
+    [
+        (protocol.BARGE_IN, {"stream": "s", "played": -1, "onset": 0}, "played -1"),
+        (protocol.BARGE_IN, {"stream": "s", "played": True, "onset": 0}, "played"),
+        (protocol.BARGE_IN, {"stream": "s", "played": 1, "onset": 1.5}, "onset 1.5"),
+        (protocol.BARGE_IN, {"stream": "", "played": 1, "onset": 1}, "stream ''"),
+        (protocol.BARGE_IN, {"stream": "x" * 65, "played": 1, "onset": 1}, "stream"),
+        (protocol.VOICE, {"stream": "s", "person": 3, "seconds": 1}, "person 3"),
+        (protocol.VOICE, {"stream": "s", "person": " ", "seconds": 1}, "person ' '"),
+        (protocol.VOICE, {"stream": "s", "score": 2.0, "seconds": 1}, "score 2.0"),
+        (protocol.VOICE, {"stream": "s", "seconds": -1}, "seconds -1"),
+        (protocol.VOICE, {"stream": "s"}, "seconds None"),
+        (protocol.VOICEPRINT, {"id": "", "error": "no_speech"}, "id ''"),
+        (protocol.VOICEPRINT, {"id": "e", "error": "boom"}, "error 'boom'"),
+        (protocol.VOICEPRINT, {"id": "e", "embedding": UNIT}, "seconds None"),
+        (
+            protocol.VOICEPRINT,
+            {"id": "e", "embedding": UNIT[:10], "seconds": 1},
+            "not a list of 256 numbers",
+        ),
+        (
+            protocol.VOICEPRINT,
+            {"id": "e", "embedding": [math.inf, *UNIT[1:]], "seconds": 1},
+            "not a finite number",
+        ),
+        (
+            protocol.VOICEPRINT,
+            {"id": "e", "embedding": "x" * 256, "seconds": 1},
+            "not a list of 256 numbers",
+        ),
+    ],
+)
+def test_a_bad_report_is_refused(kind: str, data: dict[str, Any], message: str) -> None:
+    parse = {
+        protocol.BARGE_IN: bp.parse_barge_in,
+        protocol.VOICE: bp.parse_voice,
+        protocol.VOICEPRINT: bp.parse_voiceprint,
+    }[kind]
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        parse(Event(kind, data))
+
+
+def test_a_parser_refuses_another_event() -> None:
+    with pytest.raises(ValueError, match="expected voicestack-voice"):
+        bp.parse_voice(Event(protocol.BARGE_IN, {}))
+
+
+def test_the_info_block_says_whether_the_gate_can_run() -> None:
+    block = {"id": "sat", "protocol": 1, "sends": [], "accepts": []}
+    assert protocol.parse_info({"voicestack": block}).voiceprint is False
+    with_gate = protocol.parse_info({"voicestack": {**block, "voiceprint": True}})
+    assert with_gate.voiceprint is True
+    odd = protocol.parse_info({"voicestack": {**block, "voiceprint": "yes"}})
+    assert odd.voiceprint is False
