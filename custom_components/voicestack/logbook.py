@@ -1,9 +1,11 @@
-"""The logbook tells a follow-up conversation turn by turn.
+"""The logbook tells a follow-up conversation turn by turn, and each barge-in.
 
 Each ``voicestack_turn`` becomes one line on the satellite ("turn 2 of 3: “and
 tomorrow?” → agent, listening 8 s"), and each ``voicestack_session_ended`` one
 line saying why the satellite stopped listening: what a user reads to find out
-why the assistant is (or is not) still listening.
+why the assistant is (or is not) still listening. Each ``voicestack_barge_in``
+says what speech did to the answer ("answer resumed at sentence 2: another
+voice"), so "why did it stop talking?" has an answer too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from homeassistant.components.logbook import (
 )
 from homeassistant.core import Event, HomeAssistant, callback
 
-from .const import DOMAIN, EVENT_SESSION_ENDED, EVENT_TURN
+from .const import DOMAIN, EVENT_BARGE_IN, EVENT_SESSION_ENDED, EVENT_TURN
 
 NAME = "VoiceStack"
 # Why a session ended, in words.
@@ -30,6 +32,35 @@ END_REASONS = {
     "wake_word": "a new wake word started another",
     "cancelled": "the request was cancelled",
 }
+
+
+# What a barge-in did, and why, in words.
+BARGE_IN_KINDS = {
+    "pause": "answer paused",
+    "resume": "answer resumed",
+    "stop": "answer stopped",
+    "silence": "answer stopped",
+    "timeout": "answer stopped",
+}
+BARGE_IN_REASONS = {
+    "speech": "someone spoke over it",
+    "enrolled": "its user spoke; what they said is the next request",
+    "gate_off": "someone spoke (nobody is enrolled: it is taken as the user)",
+    "other_speaker": "another voice, not the user",
+    "nothing_left": "another voice, and the answer was over",
+    "max_resumes": "interrupted too often",
+    "too_soon": "interrupted again too soon",
+    "no_verdict": "no verdict on the voice in time",
+}
+
+
+def describe_barge_in(data: dict[str, Any]) -> str:
+    """One barge-in record: what happened to the answer, where, and why."""
+    what = BARGE_IN_KINDS.get(data.get("kind", ""), str(data.get("kind")))
+    if (sentence := data.get("sentence")) is not None:
+        what += f" at sentence {sentence + 1}"
+    why = BARGE_IN_REASONS.get(data.get("reason", ""), str(data.get("reason")))
+    return f"{what}: {why}"
 
 
 def describe_turn(data: dict[str, Any]) -> str:
@@ -61,7 +92,7 @@ def async_describe_events(
     hass: HomeAssistant,
     async_describe_event: Callable[[str, str, Callable[[Event], dict[str, str]]], None],
 ) -> None:
-    """Describe the follow-up events."""
+    """Describe the follow-up and barge-in events."""
 
     def entry(
         describe: Callable[[dict[str, Any]], str],
@@ -80,3 +111,4 @@ def async_describe_events(
 
     async_describe_event(DOMAIN, EVENT_TURN, entry(describe_turn))
     async_describe_event(DOMAIN, EVENT_SESSION_ENDED, entry(describe_session_end))
+    async_describe_event(DOMAIN, EVENT_BARGE_IN, entry(describe_barge_in))

@@ -242,7 +242,7 @@ async def test_settings_and_voices_reach_the_satellite(
         "enabled": True,
         "min_speech_s": 0.3,
         "echo_cancel": True,
-        "threshold": 0.75,
+        "threshold": 0.70,
         "voiceprints": [],
     }
     await hass.services.async_call(

@@ -1,4 +1,4 @@
-"""The logbook platform describes both follow-up events, on the satellite."""
+"""The logbook platform describes the follow-up and barge-in events, on the satellite."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from homeassistant.core import Event, HomeAssistant
 from custom_components.voicestack import logbook
 from custom_components.voicestack.const import (
     DOMAIN,
+    EVENT_BARGE_IN,
     EVENT_SESSION_ENDED,
     EVENT_TURN,
 )
@@ -71,4 +72,26 @@ def test_both_events_become_sentences_on_the_satellite(hass: HomeAssistant) -> N
     assert LOGBOOK_ENTRY_ENTITY_ID not in mode
     assert ended[LOGBOOK_ENTRY_MESSAGE] == (
         "conversation ended after 1 turn: nobody spoke in the window"
+    )
+
+
+def test_a_barge_in_says_what_it_did_to_the_answer(hass: HomeAssistant) -> None:
+    described: dict[str, Callable[[Event], dict[str, Any]]] = {}
+    logbook.async_describe_events(
+        hass, lambda _domain, kind, how: described.__setitem__(kind, how)
+    )
+
+    def line(**data: Any) -> str:
+        entry = described[EVENT_BARGE_IN](Event(EVENT_BARGE_IN, data))
+        return entry[LOGBOOK_ENTRY_MESSAGE]
+
+    assert line(kind="resume", sentence=1, reason="other_speaker") == (
+        "answer resumed at sentence 2: another voice, not the user"
+    )
+    assert line(kind="stop", sentence=0, reason="enrolled") == (
+        "answer stopped at sentence 1: its user spoke; what they said is the next"
+        " request"
+    )
+    assert line(kind="silence", sentence=None, reason="max_resumes") == (
+        "answer stopped: interrupted too often"
     )
