@@ -50,6 +50,9 @@ class FakeSatellite:
         self.voiceprint = voiceprint
         self.auto_played = auto_played
         self.events: list[Event] = []  # every event Home Assistant sent, whole
+        # What ``voicestack-enroll`` is answered with, in order (the id is added):
+        # ``{"embedding": [...], "seconds": 2.0}`` or ``{"error": "too_short"}``.
+        self.enroll_answers: list[dict[str, object]] = []
         self.port = 0
         self.received: list[str] = []  # event types Home Assistant sent
         self.sent_bytes = 0  # audio sent by ``stream``
@@ -98,6 +101,11 @@ class FakeSatellite:
                     await async_write_event(pong, writer)
                 elif event.type == "audio-start":
                     self._stream = (event.data or {}).get("stream")
+                elif event.type == "voicestack-enroll" and self.enroll_answers:
+                    answer = {"id": event.data["id"], **self.enroll_answers.pop(0)}
+                    await async_write_event(
+                        Event("voicestack-voiceprint", answer), writer
+                    )
                 elif event.type == "audio-stop" and self.auto_played:
                     played = {"stream": self._stream, "state": "played"}
                     await async_write_event(Event("played", played), writer)

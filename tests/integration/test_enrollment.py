@@ -1,0 +1,151 @@
+"""Enrolling a voice: the action and the options' Voices step, in a real Home Assistant.
+
+Real Piper says the prompts to a peer that plays them at once and answers each
+``voicestack-enroll`` as the test scripts it (``devstack.fake_satellite``): a
+voiceprint, or a reason it has none. What is asserted is what Home Assistant
+does with that: the prompts said in order, the voice kept and sent to the
+satellite, nothing kept when a phrase fails, and a translated error. (The
+satellite's own recording and embedding of a real voice: test_barge_in.py and
+tests/satellite.)
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+
+from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+import pytest
+
+from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.core import protocol
+from custom_components.voicestack.voiceprints import voiceprint_library
+from devstack.fake_satellite import FakeSatellite
+from devstack.waiting import wait_for
+from tests.integration.assist import add_voicestack
+
+ALICE = "person.alice"
+SATELLITE = "assist_satellite.fake"
+PRINT = {"embedding": [0.0, 1.0] + [0.0] * 254, "seconds": 2.5}
+
+
+async def connected(
+    hass: HomeAssistant, stack: AsyncExitStack, *, voiceprint: bool = True
+) -> tuple[FakeSatellite, str]:
+    """A peer that plays at once, VoiceStack on it, and Alice; the entry id."""
+    hass.states.async_set(ALICE, "home")
+    peer = await stack.enter_async_context(
+        FakeSatellite(
+            extensions=tuple(protocol.PEER_EVENTS),
+            voiceprint=voiceprint,
+            auto_played=True,
+        )
+    )
+    entry = await add_voicestack(hass, stack, peer)  # type: ignore[arg-type]
+    await wait_for(lambda: peer.running, 10, "run-satellite")
+    return peer, entry.entry_id
+
+
+async def test_three_phrases_enroll_a_voice_every_satellite_gets(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, _entry_id = await connected(hass, stack)
+    peer.enroll_answers = [PRINT, PRINT, PRINT]
+
+    response = await hass.services.async_call(
+        DOMAIN,
+        "enroll_voice",
+        {"entity_id": SATELLITE, "person": ALICE},
+        blocking=True,
+        return_response=True,
+    )
+
+    assert response == {"person": ALICE, "phrases": 3, "seconds": [2.5, 2.5, 2.5]}
+    enrolls = peer.sent(protocol.ENROLL)
+    assert [e.data["max_s"] for e in enrolls] == [10.0, 10.0, 10.0]
+    # Each prompt was said (and played) before its phrase was asked for.
+    kinds = [e.type for e in peer.events if e.type in ("audio-stop", protocol.ENROLL)]
+    assert kinds == ["audio-stop", protocol.ENROLL] * 3 + ["audio-stop"]
+    (voice,) = voiceprint_library(hass).voiceprints()
+    assert voice.embedding[1] == pytest.approx(1.0)
+    await wait_for(
+        lambda: peer.sent(protocol.BARGE_IN_CONFIG)[-1].data["voiceprints"],
+        5,
+        "the voiceprint at the satellite",
+    )
+
+
+async def test_a_failed_phrase_keeps_nothing_and_says_why(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, _entry_id = await connected(hass, stack)
+    peer.enroll_answers = [PRINT, {"error": "too_short"}]
+
+    with pytest.raises(HomeAssistantError) as failed:
+        await hass.services.async_call(
+            DOMAIN,
+            "enroll_voice",
+            {"entity_id": SATELLITE, "person": ALICE},
+            blocking=True,
+            return_response=True,
+        )
+
+    assert failed.value.translation_key == "enroll_phrase_failed"
+    assert str(failed.value) == (
+        "Phrase 2 was not enrolled: it was too short: say the whole phrase."
+        " Nothing was saved; try again"
+    )
+    assert voiceprint_library(hass).people == {}
+
+
+async def test_a_satellite_without_a_gate_cannot_enroll(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    await connected(hass, stack, voiceprint=False)
+    with pytest.raises(ServiceValidationError) as refused:
+        await hass.services.async_call(
+            DOMAIN,
+            "enroll_voice",
+            {"entity_id": SATELLITE, "person": ALICE},
+            blocking=True,
+            return_response=True,
+        )
+    assert refused.value.translation_key == "voice_gate_unavailable"
+
+
+async def test_the_options_voices_step_enrolls_and_forgets(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, entry_id = await connected(hass, stack)
+    peer.enroll_answers = [PRINT, PRINT, PRINT]
+    options = hass.config_entries.options
+
+    menu = await options.async_init(entry_id)
+    assert "voices" in menu["menu_options"]
+    form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
+    assert form["type"] is FlowResultType.FORM
+    progress = await options.async_configure(
+        form["flow_id"], {"person": ALICE, "action": "enroll"}
+    )
+    assert progress["type"] is FlowResultType.SHOW_PROGRESS
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await wait_for(lambda: voiceprint_library(hass).people, 30, "the enrollment")
+    done = await options.async_configure(progress["flow_id"])
+    assert done["type"] is FlowResultType.ABORT
+    assert done["reason"] == "voice_enrolled"
+
+    menu = await options.async_init(entry_id)
+    form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
+    forgot = await options.async_configure(
+        form["flow_id"], {"person": ALICE, "action": "forget"}
+    )
+    assert forgot["reason"] == "voice_forgotten"
+    assert voiceprint_library(hass).people == {}
+    again = await options.async_init(entry_id)
+    form = await options.async_configure(again["flow_id"], {"next_step_id": "voices"})
+    never = await options.async_configure(
+        form["flow_id"], {"person": ALICE, "action": "forget"}
+    )
+    assert never["reason"] == "voice_not_enrolled"
