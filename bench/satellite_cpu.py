@@ -42,6 +42,7 @@ from bench.common import (
     talk,
     wake_detector,
 )
+from voicestack_satellite.echo_path import EchoPath
 from voicestack_satellite.peer import Peer
 from voicestack_satellite.player import Player
 from voicestack_satellite.satellite import SatelliteCoordinator
@@ -104,7 +105,8 @@ async def measure(
     wake = wake_detector(names)
     player = Player(FileSink(tmp / "played.wav", DEFAULTS.snd_rate), DEFAULTS.snd_rate)
     sounds = Sounds.load(awake=None, done=None, timer=None)  # the shipped ones
-    coordinator = SatelliteCoordinator(DEFAULTS, wake, player, sounds=sounds)
+    echo = EchoPath("aec", DEFAULTS.snd_rate)
+    coordinator = SatelliteCoordinator(DEFAULTS, wake, player, sounds=sounds, echo=echo)
     floor = RawWakeWords(names)
     player.start()
     owner = IdleOwner()

@@ -13,6 +13,9 @@ import time
 from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
 from .connections import ConnectionLimit
+from .echo_cancel import EchoCancelError
+from .echo_path import EchoPath, echo_cancel_available
+from .enhance import EnhanceError, MicEnhancer
 from .hooks import EventCommand
 from .mic import CommandMic, FileMic, StdinMic
 from .mic_loop import MicLoopError, run_mic_loop
@@ -45,7 +48,14 @@ def main(argv: list[str] | None = None) -> None:
             timer=settings.timer_sound,
             feedback=settings.feedback_sounds,
         )
-    except (SettingsError, WakeWordError, AudioFormatError) as err:
+        echo, enhancer = _make_mic_processing(settings)
+    except (
+        SettingsError,
+        WakeWordError,
+        AudioFormatError,
+        EchoCancelError,
+        EnhanceError,
+    ) as err:
         print(f"voicestack-satellite: error: {err}", file=sys.stderr)  # noqa: T201
         sys.exit(2)
     logging.basicConfig(
@@ -58,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         refractory_samples=round(settings.wake_refractory_s * 16000),
     )
     try:
-        code = asyncio.run(_run(settings, mic, wake, sounds))
+        code = asyncio.run(_run(settings, mic, wake, sounds, (echo, enhancer)))
     except AnnounceSocketError as err:
         _LOGGER.error("%s", err)
         sys.exit(1)
@@ -80,6 +90,23 @@ def _make_mic(settings: Settings) -> FileMic | CommandMic | StdinMic:
     return StdinMic(settings.mic_volume)
 
 
+def _make_mic_processing(settings: Settings) -> tuple[EchoPath, MicEnhancer | None]:
+    """The echo path for barge-in, and speex if asked for (errors: exit 2)."""
+    mode = settings.echo_cancel
+    if mode is None:
+        mode = "aec" if echo_cancel_available() else "gate"
+        if mode == "gate":
+            print(  # noqa: T201 - before logging is set up
+                "voicestack-satellite: aec-audio-processing is not installed: "
+                "barge-in gates the mic while the speaker is loud (--echo-cancel gate)",
+                file=sys.stderr,
+            )
+    enhancer = None
+    if settings.auto_gain or settings.noise_suppression:
+        enhancer = MicEnhancer(settings.auto_gain, settings.noise_suppression)
+    return EchoPath(mode, settings.snd_rate), enhancer
+
+
 def _make_sink(settings: Settings) -> Sink:
     if settings.snd_file is not None:
         return FileSink(settings.snd_file, settings.snd_rate)
@@ -92,6 +119,7 @@ async def _run(
     mic: FileMic | CommandMic | StdinMic,
     wake: WakeDetector,
     sounds: Sounds,
+    processing: tuple[EchoPath, MicEnhancer | None],
 ) -> int:
     """Serve until SIGTERM/SIGINT or the mic ends; the exit code."""
     hooks = EventCommand(settings.event_command) if settings.event_command else None
@@ -102,8 +130,16 @@ async def _run(
         latency_s=settings.snd_latency_s or 0.0,  # load() always sets it
     )
     # It subscribes to the player's reports and starts a mic file when run.
+    echo, enhancer = processing
     coordinator = SatelliteCoordinator(
-        settings, wake, player, sounds=sounds, hooks=hooks, on_run=mic.start
+        settings,
+        wake,
+        player,
+        sounds=sounds,
+        echo=echo,
+        hooks=hooks,
+        enhancer=enhancer,
+        on_run=mic.start,
     )
 
     connections = ConnectionLimit(settings.max_connections)
@@ -132,11 +168,14 @@ async def _run(
         )
         await announce.start()  # after the port: a failure leaves no file
     _LOGGER.info(
-        "Satellite %r listening on tcp://%s:%s, wake words %s",
+        "Satellite %r listening on tcp://%s:%s, wake words %s; barge-in echo "
+        "handling: %s; speaker gate: %s",
         settings.name,
         settings.host,
         settings.port,
         wake.active,
+        echo.mode,
+        "installed" if coordinator.gate.available else "not installed",
     )
     zeroconf = await _start_zeroconf(settings)
     player.start()

@@ -107,6 +107,27 @@ def build_parser() -> argparse.ArgumentParser:
         "taken for the reply's own echo and starts no request (default 0.3)",
     )
     add(
+        "--echo-cancel",
+        choices=("aec", "gate", "external"),
+        help="how barge-in keeps the satellite's own voice out of the mic: aec "
+        "(WebRTC's echo canceller, package aec-audio-processing), gate (ignore "
+        "the mic while the speaker is loud), external (the mic is already "
+        "echo-cancelled, e.g. PipeWire's echo-cancel source); default: aec if "
+        "installed, else gate",
+    )
+    add(
+        "--noise-suppression",
+        type=int,
+        help="speex noise suppression on the mic, 0 (off, default) to 4, as Home "
+        "Assistant's own; needs pyspeex-noise",
+    )
+    add(
+        "--auto-gain",
+        type=int,
+        help="speex automatic gain on the mic, 0 (off, default) to 31 dBFS, as Home "
+        "Assistant's own; needs pyspeex-noise",
+    )
+    add(
         "--preroll",
         type=float,
         dest="preroll_s",

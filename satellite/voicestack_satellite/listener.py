@@ -157,11 +157,7 @@ class Listener:
     # -- the player's news -------------------------------------------------------
 
     def playback_ended(self) -> None:
-        """If the speaker went quiet, what the mic hears next may be the reply.
-
-        The VAD heard the reply while it played; its state must not carry into
-        the listen window the owner opens now.
-        """
+        """The speaker went quiet: the VAD that heard the reply starts afresh."""
         if not self._player.busy:
             self._vad.reset()
             self._echo.playback_ended(self._mic.end)
@@ -222,11 +218,7 @@ class Listener:
         )
 
     async def _hear_wake_word_unowned(self, samples: np.ndarray, end: int) -> None:
-        """No Home Assistant yet: wake words are heard and logged, nothing streams.
-
-        A new install can test its mic and wake word before it is added
-        (docs/satellite.md, "Run it").
-        """
+        """No Home Assistant yet: wake words are logged (docs/satellite.md, "Run it")."""
         if (name := await self._detect(samples, end)) is not None:
             _LOGGER.info(
                 "Wake word %s at sample %s (no Home Assistant connected: "
@@ -255,32 +247,43 @@ class Listener:
         """Stream a request from shortly before ``cut`` (wake word or speech onset)."""
         if self._owner is None:
             return
-        self._window_ends = None  # a new request: any listen window is used up
         request = Request(self._owner, self._mic, chime)
         s = self._settings
         preroll = request.start(
             wake_word, cut, s.wake_preroll_s if wake_word else s.preroll_s, self._echo
         )
+        await self._streaming(request)
+        if len(preroll) and self._request is request:
+            request.stream(preroll)
+
+    async def start_captured(self, audio: np.ndarray, start: int, onset: int) -> bool:
+        """The user's barge-in: a request whose audio so far is ``audio`` (from ``start``).
+
+        False when none can start (no owner, one streaming, muted).
+        """
+        if self._owner is None or self.streaming or self.state is ListenerState.PAUSED:
+            return False
+        request = Request(self._owner, self._mic, None)
+        request.start_captured(audio, start, onset)
+        await self._streaming(request)
+        return True
+
+    async def _streaming(self, request: Request) -> None:
+        """``request`` has begun: the mic streams to it until it stops."""
+        self._window_ends = None  # a new request: any listen window is used up
         self._request = request
         self.state = ListenerState.STREAMING
         self._deadline = asyncio.create_task(self._expire(request))
         await self._feedback.set_state(FeedbackState.LISTENING)
-        if len(preroll) and self._request is request:
-            request.stream(preroll)
 
     async def _expire(self, request: Request) -> None:
-        """``--max-request`` passed and the request still streams.
-
-        A timer, not a check per mic chunk: a mic that died sends no chunks.
-        """
+        """``--max-request`` passed (a timer: a mic that died sends no chunks)."""
         await asyncio.sleep(self._settings.max_request_s)
         self._deadline = None
         if self._request is not request:
             return
-        _LOGGER.warning(
-            "No end of utterance from the peer after %s s",
-            self._settings.max_request_s,
-        )
+        limit = self._settings.max_request_s
+        _LOGGER.warning("No end of utterance from the peer after %s s", limit)
         if request.nobody_spoke:
             request.no_speech()  # speech-to-text would make words up from silence
         await self.stop()

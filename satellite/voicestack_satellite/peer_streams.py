@@ -15,6 +15,7 @@ from wyoming.error import Error
 from wyoming.event import Event
 
 from . import protocol
+from .barge_in_protocol import stream_may_pause
 from .feedback import Feedback, FeedbackState
 from .peer import Peer
 from .player import Player
@@ -32,6 +33,7 @@ class PeerStreams:
         self._ids = itertools.count(1)
         self._senders: dict[str, tuple[Peer, str]] = {}
         self._receiving: str | None = None  # the owner's stream taking audio-chunks
+        self._may_pause: set[str] = set()  # streams speech may pause (barge-in)
 
     async def begin(self, owner: Peer, event: Event) -> None:
         """``audio-start``: a new stream of the owner's, under the owner's id.
@@ -55,6 +57,8 @@ class PeerStreams:
             _LOGGER.warning("Ignoring %s; reporting the stream as %s", err, stream_id)
             peer_id = stream_id
         self._senders[stream_id] = (owner, peer_id)
+        if stream_may_pause(event):
+            self._may_pause.add(stream_id)
         self._receiving = stream_id
         await self._feedback.set_state(FeedbackState.SPEAKING)
 
@@ -69,6 +73,12 @@ class PeerStreams:
             _LOGGER.warning("Audio chunk without audio-start: dropped")
             return
         await self._player.receive(self._receiving, audio)
+
+    def may_pause(self, stream_id: str) -> str | None:
+        """The peer's id of player stream ``stream_id`` if speech may pause it."""
+        if stream_id not in self._may_pause or stream_id not in self._senders:
+            return None
+        return self._senders[stream_id][1]
 
     def end(self) -> None:
         """``audio-stop`` (or its owner went): the stream plays to its end."""
@@ -116,6 +126,7 @@ class PeerStreams:
         ``played`` carries the peer's stream id and how the stream ended, so the
         peer counts it for the right stream and knows whether it was heard whole.
         """
+        self._may_pause.discard(stream_id)
         if (sender := self._senders.pop(stream_id, None)) is not None:
             peer, peer_id = sender
             peer.send(protocol.played_event(peer_id, state))

@@ -61,6 +61,13 @@ class PlaybackListener(Protocol):
         """The stream ended: ``played`` (to its end) or ``flushed`` (dropped)."""
 
 
+class WriteListener(Protocol):
+    """What hears every block the player writes (``Player.subscribe_writes``)."""
+
+    def on_written(self, samples: np.ndarray, heard_at: float) -> None:
+        """``samples`` (player rate) reach the speaker at loop time ``heard_at``."""
+
+
 class Player:
     """Plays streams in order through a sink, paced by its own device clock."""
 
@@ -76,6 +83,7 @@ class Player:
         self._volume = volume
         self._latency_s = latency_s
         self._listeners: list[PlaybackListener] = []
+        self._writes: list[WriteListener] = []
         self._max_ahead = round(MAX_AHEAD_S * rate)
         self._history = round(HISTORY_S * rate)
         self._room = asyncio.Event()  # set when audio was written or dropped
@@ -100,6 +108,20 @@ class Player:
     def subscribe(self, listener: PlaybackListener) -> None:
         """Report every stream's progress and end to ``listener`` from now on."""
         self._listeners.append(listener)
+
+    def subscribe_writes(self, listener: WriteListener) -> None:
+        """Tell ``listener`` every block written from now on (the echo's reference)."""
+        self._writes.append(listener)
+
+    def playing(self) -> tuple[str, int] | None:
+        """The stream being played and its position (its own rate); None: none.
+
+        None while paused too: nothing is coming out of the speaker.
+        """
+        if self._paused or not self._streams:
+            return None
+        stream = self._streams[0]
+        return stream.stream_id, self._in_rate(stream, stream.position)
 
     def start(self) -> None:
         """Start the playback task."""
@@ -256,9 +278,10 @@ class Player:
             await self._sink.write(pending)
             stream.wrote(pending, self._history)
             self._room.set()
-            device_free_at = (
-                max(device_free_at, loop.time()) + len(pending) / self._rate
-            )
+            starts_at = max(device_free_at, loop.time())
+            for listener in self._writes:
+                listener.on_written(pending, starts_at + self._latency_s)
+            device_free_at = starts_at + len(pending) / self._rate
             if stream.position - stream.reported >= PROGRESS_EVERY_S * self._rate:
                 stream.reported = stream.position
                 position = self._in_rate(stream, stream.position)

@@ -30,6 +30,12 @@ NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody s
 # local announce socket, for Home Assistant's announcer; sent only to a peer
 # whose hello lists it in ``accepts``
 ANNOUNCE: Final = "voicestack-announce"
+# Barge-in (barge_in_protocol.py builds and parses these):
+BARGE_IN: Final = "voicestack-barge-in"  # {stream, played, onset}: speech paused it
+VOICE: Final = (
+    "voicestack-voice"  # {stream, person, score, seconds}: the gate's verdict
+)
+VOICEPRINT: Final = "voicestack-voiceprint"  # {id, embedding, seconds} | {id, error}
 
 # peer -> satellite
 # {protocol, end_of_speech_s?, accepts?}: send me our events (``accepts``: the
@@ -41,9 +47,31 @@ FLUSH: Final = "voicestack-flush"  # {}: drop queued playback now
 # {timeout}: open the mic without a wake word once (0 closes the window);
 # {continuous: bool}: stream every speech segment as a request (always listening)
 LISTEN: Final = "voicestack-listen"
+# {enabled, min_speech_s, echo_cancel, threshold, voiceprints}: barge-in settings;
+# until one says enabled, speech never pauses playback
+BARGE_IN_CONFIG: Final = "voicestack-barge-in-config"
+BARGE_IN_REQUEST: Final = "voicestack-barge-in-request"  # {stream}: the user spoke
+ENROLL: Final = "voicestack-enroll"  # {id, max_s}: record a phrase, answer VOICEPRINT
 
-SATELLITE_EVENTS: Final = (PREROLL, PROGRESS, NO_SPEECH, ANNOUNCE)
-PEER_EVENTS: Final = (HELLO, PAUSE, RESUME, FLUSH, LISTEN)
+SATELLITE_EVENTS: Final = (
+    PREROLL,
+    PROGRESS,
+    NO_SPEECH,
+    ANNOUNCE,
+    BARGE_IN,
+    VOICE,
+    VOICEPRINT,
+)
+PEER_EVENTS: Final = (
+    HELLO,
+    PAUSE,
+    RESUME,
+    FLUSH,
+    LISTEN,
+    BARGE_IN_CONFIG,
+    BARGE_IN_REQUEST,
+    ENROLL,
+)
 
 # In audio-start (peer -> satellite), echoed in played and voicestack-progress:
 # the peer's id of the stream; both also say how far it got (STATE).
@@ -53,6 +81,13 @@ PLAYING: Final = "playing"  # voicestack-progress only: still going
 PLAYED: Final = "played"  # played to its end
 FLUSHED: Final = "flushed"  # dropped before its end
 MAX_STREAM_ID: Final = 64  # characters
+# In audio-start: speech may pause this stream (a voice response, not an announcement).
+BARGE_IN_FIELD: Final = "barge_in"
+MIN_SPEECH_S: Final = (0.1, 2.0)  # the range BARGE_IN_CONFIG's min_speech_s may take
+EMBEDDING_SIZE: Final = 256  # floats in a voiceprint (GE2E)
+MAX_VOICEPRINTS: Final = 50  # entries in BARGE_IN_CONFIG's voiceprints
+ENROLL_MAX_S: Final = (1.0, 30.0)  # the range ENROLL's max_s may take
+VOICEPRINT_ERRORS: Final = ("no_speech", "too_short", "unavailable", "cancelled")
 
 END_OF_SPEECH_S: Final = (0.1, 3.0)  # the range a hello may ask for, in seconds
 MAX_LISTEN_S: Final = 60.0  # the longest listen window a peer may open
@@ -91,13 +126,17 @@ class Listen:
     continuous: bool | None
 
 
-def info_block(satellite_id: str) -> dict[str, object]:
-    """What ``info`` carries under ``INFO_KEY``: a stable id and the extensions."""
+def info_block(satellite_id: str, voiceprint: bool = False) -> dict[str, object]:
+    """What ``info`` carries under ``INFO_KEY``: a stable id and the extensions.
+
+    ``voiceprint``: the speaker gate can run (barge-in verdicts, enrollment).
+    """
     return {
         "id": satellite_id,
         "protocol": PROTOCOL_VERSION,
         "sends": list(SATELLITE_EVENTS),
         "accepts": list(PEER_EVENTS),
+        "voiceprint": voiceprint,
     }
 
 
@@ -150,15 +189,15 @@ def parse_hello(event: Event) -> Hello:
 
     ``accepts``, if given, is a list of event names.
     """
-    data = _data(event, HELLO)
+    data = event_data(event, HELLO)
     protocol, silence = data.get("protocol"), data.get("end_of_speech_s")
     accepts = data.get("accepts", [])
     if not isinstance(accepts, list) or not all(isinstance(a, str) for a in accepts):
         raise ValueError(f"{HELLO}: accepts {accepts!r:.80} is not a list of names")
-    if protocol is not None and not _is_int(protocol):
+    if protocol is not None and not is_int(protocol):
         raise ValueError(f"{HELLO}: protocol {protocol!r} is not a version number")
     low, high = END_OF_SPEECH_S
-    if silence is not None and not (_is_number(silence) and low <= silence <= high):
+    if silence is not None and not (is_number(silence) and low <= silence <= high):
         raise ValueError(
             f"{HELLO}: end_of_speech_s {silence!r} is not {low:g} to {high:g} s"
         )
@@ -171,22 +210,22 @@ def parse_hello(event: Event) -> Hello:
 
 def parse_resume(event: Event) -> Resume:
     """A ``voicestack-resume``; an ``offset`` must be a sample (>= 0)."""
-    offset = _data(event, RESUME).get("offset")
-    if offset is not None and (not _is_int(offset) or offset < 0):
+    offset = event_data(event, RESUME).get("offset")
+    if offset is not None and (not is_int(offset) or offset < 0):
         raise ValueError(f"{RESUME}: offset {offset!r} is not a sample offset")
     return Resume(offset=offset)
 
 
 def parse_listen(event: Event) -> Listen:
     """A ``voicestack-listen``: ``continuous``, or a ``timeout`` of 0 to 60 s."""
-    data = _data(event, LISTEN)
+    data = event_data(event, LISTEN)
     if "continuous" in data:
         continuous = data["continuous"]
         if not isinstance(continuous, bool):
             raise ValueError(f"{LISTEN}: continuous {continuous!r} is not a boolean")
         return Listen(timeout=None, continuous=continuous)
     timeout = data.get("timeout", DEFAULT_LISTEN_S)
-    if not (_is_number(timeout) and 0 <= timeout <= MAX_LISTEN_S):
+    if not (is_number(timeout) and 0 <= timeout <= MAX_LISTEN_S):
         raise ValueError(
             f"{LISTEN}: timeout {timeout!r} is not 0 to {MAX_LISTEN_S:g} s"
         )
@@ -214,16 +253,18 @@ def parse_stream_id(event: Event) -> str | None:
     return value
 
 
-def _data(event: Event, expected: str) -> Mapping[str, Any]:
+def event_data(event: Event, expected: str) -> Mapping[str, Any]:
+    """``event``'s data (empty if none); ValueError if it is not an ``expected``."""
     if event.type != expected:
         raise ValueError(f"expected {expected}, got {event.type}")
     return event.data or {}
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
     """An int that is not a bool (JSON ``true`` is no sample count)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: object) -> bool:
-    return _is_int(value) or isinstance(value, float)
+def is_number(value: object) -> bool:
+    """An int that is not a bool, or a float."""
+    return is_int(value) or isinstance(value, float)

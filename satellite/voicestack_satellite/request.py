@@ -34,6 +34,27 @@ class Request:
         self._streamed = 0  # samples sent (for timestamps)
         self._endpointer: Endpointer | None = None  # when the owner asked for it
 
+    def start_captured(self, audio: np.ndarray, start: int, onset: int) -> None:
+        """Send a request whose audio so far is ``audio`` (barge-in's capture).
+
+        ``audio`` began at mic sample ``start``, the speech at ``onset``; it is
+        sent at once, and live chunks follow it. The room before the onset
+        measures the noise floor for the end of speech, which has heard the
+        speech already.
+        """
+        self._peer.send(
+            RunPipeline(
+                start_stage=PipelineStage.ASR, end_stage=PipelineStage.TTS
+            ).event()
+        )
+        self._send_extension(protocol.preroll_event(len(audio), RATE, onset, start))
+        self._peer.send(AudioStart(rate=RATE, width=2, channels=1, timestamp=0).event())
+        if (silence := self._peer.end_of_speech_s) is not None:
+            self._endpointer = Endpointer(silence)
+            self._endpointer.start(audio[: max(0, onset - start)])
+            self._endpointer.process(audio[max(0, onset - start) :])
+        self.stream(audio)
+
     def start(
         self, wake_word: str | None, cut: int, preroll_s: float, echo: EchoTail
     ) -> np.ndarray:

@@ -23,8 +23,11 @@ from wyoming.tts import Synthesize
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detect
 
-from . import __version__, protocol
+from . import __version__, barge_in_protocol, protocol
+from .barge_in import BargeIn
 from .connections import NON_OWNER_MAX_PAYLOAD
+from .echo_path import EchoPath
+from .enroller import Enroller
 from .feedback import Feedback, FeedbackState
 from .listener import Listener
 from .peer import Peer
@@ -50,6 +53,8 @@ class Session:
         wake: WakeDetector,
         player: Player,
         parts: tuple[Listener, PeerStreams, Feedback],
+        *,
+        barge_in: tuple[BargeIn, Enroller, EchoPath],
         on_run: Callable[[], None],
     ) -> None:
         """``on_run`` is called at each ``run-satellite`` (it starts a mic file)."""
@@ -57,6 +62,7 @@ class Session:
         self._wake = wake
         self._player = player
         self._listener, self._streams, self._feedback = parts
+        self._barge_in, self._enroller, self._echo = barge_in
         self._on_run = on_run
         self.owner: Peer | None = None
 
@@ -94,6 +100,9 @@ class Session:
         """No owner any more: the request and listening end, wake words still count."""
         self.owner = None
         self._listener.release()
+        self._enroller.cancel()
+        # Only an owner that configured barge-in can answer a pause.
+        self._barge_in.configure(barge_in_protocol.BargeInConfig())
 
     async def _handle_event(self, peer: Peer, event: Event) -> bool:
         """Handle one event; False closes the connection."""
@@ -192,6 +201,7 @@ class Session:
             if kind == protocol.PAUSE:
                 self._player.pause()
             elif kind == protocol.RESUME:
+                self._barge_in.resumed()
                 self._player.resume(protocol.parse_resume(event).offset)
             elif kind == protocol.FLUSH:
                 self._player.flush()
@@ -201,10 +211,28 @@ class Session:
                     self._listener.set_continuous(listen.continuous)
                 elif listen.timeout is not None:
                     await self._listener.listen(listen.timeout)
+            else:
+                await self._handle_barge_in(event)
         except ValueError as err:
             _LOGGER.warning("Ignoring %s", err)
             if kind == protocol.RESUME:  # a pause must not last for a bad offset
                 self._player.resume()
+
+    async def _handle_barge_in(self, event: Event) -> None:
+        """Barge-in's settings, the user's request, an enrollment phrase."""
+        kind = event.type
+        if kind == protocol.BARGE_IN_CONFIG:
+            config = barge_in_protocol.parse_barge_in_config(event)
+            self._barge_in.configure(config)
+            self._echo.cancel = config.echo_cancel
+            on, echo, voices = config.enabled, self._echo.active, len(config.people)
+            _LOGGER.info("Barge-in on: %s (echo: %s, voices: %d)", on, echo, voices)
+        elif kind == protocol.BARGE_IN_REQUEST:
+            await self._barge_in.request(
+                barge_in_protocol.parse_barge_in_request(event)
+            )
+        elif kind == protocol.ENROLL:
+            self._enroller.start(barge_in_protocol.parse_enroll(event))
 
     def forward_announcement(self, announce: Event) -> str | None:
         """Send a ``voicestack-announce`` to the owner; ``None`` once sent, else why not.
@@ -264,5 +292,7 @@ class Session:
         )
         event = info.event()
         satellite_id = s.satellite_id or f"{uuid.getnode():012x}-{s.port}"
-        event.data[protocol.INFO_KEY] = protocol.info_block(satellite_id)
+        event.data[protocol.INFO_KEY] = protocol.info_block(
+            satellite_id, voiceprint=self._enroller.gate_available
+        )
         return event

@@ -57,6 +57,10 @@ class Settings:
     # After playback the mic still hears the reply (room, device and mic
     # buffers): speech that starts this soon after the last sample is ignored.
     echo_tail_s: float = 0.3
+    # Barge-in's echo handling (echo_path.py); None: aec if installed, else gate.
+    echo_cancel: str | None = None
+    noise_suppression: int = 0  # speex, 0-4 (enhance.py)
+    auto_gain: int = 0  # speex, 0-31 dBFS
     preroll_s: float = 1.0
     # After a wake word only the words after it matter: a short preroll keeps the
     # wake word itself out of the request (stock peers send it to STT as is).
@@ -213,6 +217,12 @@ def _check(settings: Settings) -> None:
         raise SettingsError("--echo-tail must be between 0 and 3 seconds")
     if not settings.wake_words:
         raise SettingsError("at least one --wake-word is needed")
+    if settings.echo_cancel not in (None, "aec", "gate", "external"):
+        raise SettingsError("--echo-cancel must be aec, gate or external")
+    if not 0 <= settings.noise_suppression <= 4:
+        raise SettingsError("--noise-suppression must be between 0 and 4")
+    if not 0 <= settings.auto_gain <= 31:
+        raise SettingsError("--auto-gain must be between 0 and 31 (dBFS)")
 
 
 def _check_connections(settings: Settings) -> None:

@@ -38,6 +38,17 @@ class SpeechDetector:
         self._leftover = audio[usable:]
         return first >= 0, first
 
+    def windows(self, samples: np.ndarray) -> list[bool]:
+        """Whether each complete 10 ms window (leftovers carried over) is speech."""
+        audio = np.concatenate([self._leftover, samples])
+        usable = len(audio) - len(audio) % WINDOW_SAMPLES
+        self._leftover = audio[usable:]
+        return [
+            self._process_10ms(audio[start : start + WINDOW_SAMPLES].tobytes())
+            >= self._threshold
+            for start in range(0, usable, WINDOW_SAMPLES)
+        ]
+
     def reset(self) -> None:
         """Forget state between utterances."""
         self._process_10ms = _new_vad()

@@ -1,0 +1,288 @@
+"""Barge-in on the satellite: speech over an answer pauses it, at once.
+
+Only when the owner's ``voicestack-barge-in-config`` enabled it, and only over
+a stream whose ``audio-start`` said ``barge_in`` (a voice response; never an
+announcement or our own sounds). The mic as this hears it has the answer's own
+voice removed (``echo_path.py``). Per 10 ms VAD window:
+
+1. **Pause fast.** ``PAUSE_AFTER_S`` of speech pauses the player: an
+   interruption is heard within about a tenth of a second.
+2. **Confirm slow.** Speech that lasts ``min_speech_s`` (the owner's setting)
+   is a barge-in: ``voicestack-barge-in`` {stream, played, onset} goes to the
+   owner and the mic is captured from the onset, preroll included. Speech that
+   stops sooner (a cough, a door) was not one: the player resumes by itself
+   where it paused, and the owner hears nothing (counted in ``false_starts``).
+3. **Name the voice.** With voiceprints, ``GATE_WINDOW_S`` of speech from the
+   onset (or all of it, if it ended sooner) is embedded off the event loop and
+   ``voicestack-voice`` says whose it is.
+4. **Obey.** ``voicestack-resume`` (someone else): the capture is dropped and
+   the rest of that speech is ignored until a silence; ``voicestack-flush``:
+   dropped; ``voicestack-barge-in-request`` (the user): the answer is flushed
+   and the capture becomes a request. No answer in ``GIVE_UP_S``: flushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from enum import Enum
+import logging
+from typing import Final
+
+import numpy as np
+from wyoming.event import Event
+
+from .audio import RATE
+from .barge_in_protocol import BargeInConfig, barge_in_event, voice_event
+from .player import Player
+from .preroll import PrerollBuffer
+from .speaker_gate import SpeakerGate
+from .vad import WINDOW_SAMPLES, SpeechDetector
+from .voiceprint import NoSpeechError
+
+_LOGGER = logging.getLogger(__name__)
+
+PAUSE_AFTER_S: Final = 0.1  # speech that pauses the answer (tentatively)
+END_QUIET_S: Final = 0.15  # no speech this long ends a speech run
+HOLD_QUIET_S: Final = 0.3  # after a resume: quiet needed before a new onset counts
+GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
+CAPTURE_MAX_S: Final = 15.0  # the capture is bounded
+GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
+
+
+def windows(seconds: float) -> int:
+    """How many 10 ms VAD windows ``seconds`` is."""
+    return max(1, round(seconds * RATE / WINDOW_SAMPLES))
+
+
+class Phase(Enum):
+    """Where a barge-in is."""
+
+    WATCH = "watch"  # listening for speech over an answer
+    PAUSED = "paused"  # paused on speech, not yet a barge-in
+    WAITING = "waiting"  # reported; capturing, waiting for the owner
+    HOLD = "hold"  # resumed over someone else: their speech goes by
+
+
+class BargeIn:
+    """Speech over the owner's answers: pause, report, capture, obey."""
+
+    def __init__(
+        self,
+        player: Player,
+        gate: SpeakerGate,
+        *,
+        preroll_s: float,
+        stream_of: Callable[[str], str | None],
+        send: Callable[[Event], None],
+        start_request: Callable[[np.ndarray, int, int], Awaitable[bool]],
+    ) -> None:
+        """``stream_of``: the owner's id of a player stream that may pause, else None.
+
+        ``send`` goes to the owner; ``start_request(audio, start, onset)``
+        turns the capture into a request.
+        """
+        self._player = player
+        self._gate = gate
+        self._preroll = round(preroll_s * RATE)
+        self._stream_of = stream_of
+        self._send = send
+        self._start_request = start_request
+        self.config = BargeInConfig()
+        self._vad = SpeechDetector()
+        # From the onset's preroll to the report, at most min_speech_s (2 s) later.
+        self._recent = PrerollBuffer(self._preroll + 3 * RATE)
+        self.phase = Phase.WATCH
+        self.false_starts = 0  # pauses that resumed by themselves
+        self.reported = 0  # barge-ins reported to the owner
+        self._reset_run()
+        self._paused: tuple[str, str, int] | None = None  # player id, owner id, played
+        self._capture: list[np.ndarray] = []
+        self._capture_start = 0
+        self._since = 0  # mic sample of the report (WAITING)
+        self._verdict: asyncio.Task[None] | None = None
+
+    def _reset_run(self) -> None:
+        self._onset: int | None = None  # mic sample where the speech run began
+        self._voiced = 0  # speech windows in the run
+        self._quiet = 0  # windows without speech since the last speech
+
+    def configure(self, config: BargeInConfig) -> None:
+        """The owner's settings; turning barge-in off lets a pause go on playing."""
+        self.config = config
+        if not config.enabled and self.phase is not Phase.WATCH:
+            self.abandon(resume=True)
+
+    def process(self, mic: np.ndarray, end: int) -> None:
+        """One mic chunk (echo handled) ending at mic sample ``end``."""
+        self._recent.append(mic)
+        if self.phase is Phase.WAITING:
+            self._keep(mic)
+        if not self.config.enabled:
+            return
+        if self.phase is Phase.WATCH and self._watched() is None:
+            self._reset_run()
+            return
+        start = end - len(mic)
+        for index, speech in enumerate(self._vad.windows(mic)):
+            self._step(speech, start + index * WINDOW_SAMPLES)
+
+    def _watched(self) -> tuple[str, str, int] | None:
+        """(player id, owner id, played) of an answer playing now that may pause."""
+        playing = self._player.playing()
+        if playing is None or (owner_id := self._stream_of(playing[0])) is None:
+            return None
+        return playing[0], owner_id, playing[1]
+
+    def _step(self, speech: bool, at: int) -> None:
+        """One 10 ms window starting at mic sample ``at``."""
+        if speech:
+            if self._onset is None:
+                self._onset = at
+            self._voiced += 1
+            self._quiet = 0
+        else:
+            self._quiet += 1
+        if self.phase is Phase.WAITING:
+            self._check_waiting(at)
+            if self.phase is not Phase.WAITING:
+                return
+        if self.phase is Phase.HOLD:
+            if self._quiet >= windows(HOLD_QUIET_S):
+                self.phase = Phase.WATCH
+                self._reset_run()
+        elif self._quiet >= windows(END_QUIET_S):
+            self._run_ended()
+        elif self.phase is Phase.WATCH and self._voiced >= windows(PAUSE_AFTER_S):
+            self._pause()
+        elif self.phase is Phase.PAUSED and self._voiced >= windows(
+            self.config.min_speech_s
+        ):
+            self._report(at)
+
+    def _run_ended(self) -> None:
+        if self.phase is Phase.PAUSED:  # too short: not a barge-in
+            self.false_starts += 1
+            self._player.resume()
+            self.phase = Phase.WATCH
+        elif self.phase is Phase.WAITING:
+            self._submit_verdict()
+        if self.phase is Phase.WATCH:
+            self._reset_run()
+
+    def _pause(self) -> None:
+        watched = self._watched()
+        if watched is None:
+            return
+        self._player.pause()
+        self._paused = watched
+        self.phase = Phase.PAUSED
+        _LOGGER.debug("Paused stream %s on speech at sample %s", *watched[1:])
+
+    def _report(self, at: int) -> None:
+        assert self._paused is not None
+        assert self._onset is not None
+        _player_id, owner_id, played = self._paused
+        self._send(barge_in_event(owner_id, played, self._onset))
+        self.reported += 1
+        self._capture_start = max(0, self._onset - self._preroll)
+        self._capture = [self._recent.since(self._capture_start)]
+        self._since = at
+        self.phase = Phase.WAITING
+        _LOGGER.info("Barge-in: speech over stream %s (played %d)", owner_id, played)
+
+    def _keep(self, mic: np.ndarray) -> None:
+        if sum(len(c) for c in self._capture) < CAPTURE_MAX_S * RATE:
+            self._capture.append(mic)
+
+    def _check_waiting(self, at: int) -> None:
+        assert self._onset is not None
+        if at - self._onset >= GATE_WINDOW_S * RATE:
+            self._submit_verdict()
+        if at - self._since >= GIVE_UP_S * RATE:
+            _LOGGER.warning("No answer to the barge-in in %s s: flushing", GIVE_UP_S)
+            self.abandon(resume=False)
+
+    def _submit_verdict(self) -> None:
+        """Embed the speech so far (once per barge-in) if anyone is enrolled."""
+        if (
+            self._verdict is not None
+            or self.config.voiceprints is None
+            or not self._gate.available
+            or self._onset is None
+            or self._paused is None
+        ):
+            return
+        audio = np.concatenate(self._capture)
+        skip = self._onset - self._capture_start
+        speech = audio[skip : skip + round(GATE_WINDOW_S * RATE)]
+        self._verdict = asyncio.get_running_loop().create_task(
+            self._name_voice(self._paused[1], speech)
+        )
+
+    async def _name_voice(self, owner_id: str, speech: np.ndarray) -> None:
+        config = self.config
+        try:
+            embedding = await self._gate.embed(speech)
+        except NoSpeechError:
+            person, score = None, None
+        else:
+            person, score = self._gate.closest(
+                embedding, config.people, config.voiceprints, config.threshold
+            )
+        if self.phase is Phase.WAITING and self._paused and self._paused[1] == owner_id:
+            self._send(voice_event(owner_id, person, score, len(speech) / RATE))
+
+    # -- the owner's answers -------------------------------------------------------
+
+    def resumed(self) -> None:
+        """``voicestack-resume``: someone else spoke; let their speech go by."""
+        if self.phase in (Phase.PAUSED, Phase.WAITING):
+            self._drop()
+            self.phase = Phase.HOLD
+            self._quiet = 0
+
+    def stream_ended(self, player_id: str) -> None:
+        """A stream ended (played, flushed): a barge-in of it is over."""
+        if self._paused is not None and self._paused[0] == player_id:
+            self._drop()
+            self.phase = Phase.WATCH
+            self._reset_run()
+
+    async def request(self, owner_id: str) -> None:
+        """``voicestack-barge-in-request``: the user spoke; the capture is a request."""
+        if (
+            self.phase is not Phase.WAITING
+            or not self._paused
+            or (self._paused[1] != owner_id)
+        ):
+            _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
+            return
+        assert self._onset is not None
+        audio, start, onset = (
+            np.concatenate(self._capture),
+            self._capture_start,
+            self._onset,
+        )
+        self.abandon(resume=False)
+        if not await self._start_request(audio, start, onset):
+            _LOGGER.warning("Barge-in request for stream %s could not start", owner_id)
+
+    def abandon(self, *, resume: bool) -> None:
+        """End whatever barge-in is going on: play on (``resume``) or flush."""
+        paused = self._paused
+        self._drop()
+        self.phase = Phase.WATCH
+        self._reset_run()
+        if paused is not None:
+            if resume:
+                self._player.resume()
+            else:
+                self._player.flush(only=paused[0].__eq__)
+
+    def _drop(self) -> None:
+        self._paused = None
+        self._capture = []
+        if self._verdict is not None:
+            self._verdict.cancel()
+            self._verdict = None

@@ -1,0 +1,118 @@
+"""The mic as barge-in hears it: the satellite's own voice taken out.
+
+Every block the player writes comes here with the loop time it reaches the
+speaker; ``MicClock`` turns that time into a mic sample (the mic delivers its
+chunks in real time), so the block lands on the mic's timeline where the mic
+hears it. Then, per ``--echo-cancel``:
+
+- ``aec``: WebRTC's AEC3 subtracts it (``echo_cancel.EchoCanceller``);
+- ``gate``: the mic is muted while the speaker is loud (``ReferenceGate``);
+  Home Assistant's *Echo cancellation* switch off turns ``aec`` into this;
+- ``external``: the mic is already echo-cancelled (PipeWire's echo-cancel
+  source): nothing is done.
+
+Both references are fed whatever the mode, so switching at run time is
+seamless. The wake word and requests keep hearing the raw mic: only barge-in
+detection, its capture and enrollment use what this returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Final
+
+import numpy as np
+
+from .audio import RATE
+from .echo_cancel import EchoCancelError, EchoCanceller, ReferenceGate
+
+_LOGGER = logging.getLogger(__name__)
+
+MODES: Final = ("aec", "gate", "external")
+
+
+class MicClock:
+    """Which mic sample the mic is at, at a given loop time."""
+
+    def __init__(self) -> None:
+        """Nothing heard yet: sample 0 now."""
+        self._end = 0
+        self._at = time.monotonic()
+
+    def heard(self, end: int, now: float) -> None:
+        """A chunk ending at mic sample ``end`` arrived at ``now``."""
+        self._end, self._at = end, now
+
+    def sample_at(self, when: float) -> int:
+        """The mic sample recorded at loop time ``when``."""
+        return self._end + round((when - self._at) * RATE)
+
+
+def echo_cancel_available() -> bool:
+    """Whether ``aec-audio-processing`` imports (the ``aec`` mode can run)."""
+    try:
+        EchoCanceller(0)
+    except EchoCancelError:
+        return False
+    return True
+
+
+class EchoPath:
+    """Removes the played audio from the mic, as ``mode`` says."""
+
+    def __init__(self, mode: str, player_rate: int) -> None:
+        """``mode``: one of ``MODES`` (``aec`` needs its optional package).
+
+        Raises ``EchoCancelError`` for ``aec`` without it.
+        """
+        if mode not in MODES:
+            raise ValueError(f"echo cancel mode {mode!r} is not one of {MODES}")
+        self.mode = mode
+        self.clock = MicClock()
+        self._ratio = RATE / player_rate
+        self._phase = 0.0  # the next output sample's position in the input
+        self._canceller = EchoCanceller(0) if mode == "aec" else None
+        self._gate = ReferenceGate(0)
+        self.cancel = True  # Home Assistant's switch: off turns ``aec`` into the gate
+
+    @property
+    def active(self) -> str:
+        """What runs now: ``aec``, ``gate`` or ``external``."""
+        if self.mode == "aec" and not self.cancel:
+            return "gate"
+        return self.mode
+
+    def on_written(self, samples: np.ndarray, heard_at: float) -> None:
+        """The player wrote ``samples`` (its rate); they sound at ``heard_at``."""
+        if self.mode == "external":
+            return
+        reference = self._resample(samples)
+        at = self.clock.sample_at(heard_at)
+        self._gate.played(reference, at)
+        if self._canceller is not None:
+            self._canceller.played(reference, at)
+
+    def process(self, mic: np.ndarray, at: int) -> np.ndarray:
+        """The mic chunk starting at mic sample ``at``, its echo handled."""
+        if self.mode == "external":
+            return mic
+        gated = self._gate.process(mic, at)  # also lets its reference move on
+        if self._canceller is None:
+            return gated
+        cancelled = self._canceller.process(mic, at)
+        return cancelled if self.cancel else gated
+
+    def _resample(self, samples: np.ndarray) -> np.ndarray:
+        """Player-rate samples at 16 kHz, continuing the previous block's phase."""
+        if self._ratio == 1.0:
+            return samples
+        step = 1.0 / self._ratio
+        positions = np.arange(self._phase, len(samples), step)
+        self._phase = (
+            float(positions[-1] + step - len(samples))
+            if len(positions)
+            else (self._phase - len(samples))
+        )
+        out = np.interp(positions, np.arange(len(samples)), samples.astype(np.float32))
+        return out.astype(np.int16)

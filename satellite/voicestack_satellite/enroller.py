@@ -1,0 +1,120 @@
+"""Enrollment on the satellite: record one phrase, answer with its voiceprint.
+
+``voicestack-enroll {id, max_s}`` comes right after Home Assistant said which
+phrase to read. The next speech (VAD) is recorded, from a short preroll before
+its onset to ``END_QUIET_S`` of quiet after it (or ``max_s``), embedded off the
+event loop, and answered with ``voicestack-voiceprint``: the 256-float unit
+vector and the seconds of speech, or why there is none. Only the embedding
+leaves the satellite, never the audio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+import logging
+from typing import Final
+
+import numpy as np
+from wyoming.event import Event
+
+from .audio import RATE
+from .barge_in_protocol import Enroll, voiceprint_event
+from .speaker_gate import SpeakerGate
+from .vad import WINDOW_SAMPLES, SpeechDetector
+from .voiceprint import NoSpeechError
+
+_LOGGER = logging.getLogger(__name__)
+
+PREROLL_S: Final = 0.3
+END_QUIET_S: Final = 0.7  # quiet after speech that ends the phrase
+MIN_VOICED_S: Final = 0.8  # less speech than this is "too_short"
+
+
+class Enroller:
+    """One phrase at a time; a new one, a wake word or the owner leaving cancels it."""
+
+    def __init__(self, gate: SpeakerGate, send: Callable[[Event], None]) -> None:
+        """``send`` goes to the owner."""
+        self._gate = gate
+        self._send = send
+        self._vad = SpeechDetector()
+        self._current: Enroll | None = None
+        self._left = 0  # mic samples the phrase may still take
+        self._audio: list[np.ndarray] = []
+        self._heard = False  # speech began
+        self._voiced = 0  # speech windows
+        self._quiet = 0  # windows without speech since the last speech
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def gate_available(self) -> bool:
+        """Voiceprints can be made here (the speaker gate is installed)."""
+        return self._gate.available
+
+    @property
+    def active(self) -> bool:
+        """A phrase is being recorded (speech then starts no request)."""
+        return self._current is not None
+
+    def start(self, enroll: Enroll) -> None:
+        """Record the next phrase for ``enroll``."""
+        self.cancel()
+        if not self._gate.available:
+            self._send(voiceprint_event(enroll.id, error="unavailable"))
+            return
+        self._current = enroll
+        self._left = round(enroll.max_s * RATE)
+        self._audio, self._heard, self._voiced, self._quiet = [], False, 0, 0
+        self._vad.reset()
+
+    def cancel(self) -> None:
+        """The phrase is not wanted any more (a wake word, a new one, no owner)."""
+        if self._current is not None:
+            self._answer(error="cancelled")
+
+    def process(self, mic: np.ndarray) -> None:
+        """One mic chunk (echo handled) while a phrase is recorded."""
+        if self._current is None:
+            return
+        self._audio.append(mic)
+        for speech in self._vad.windows(mic):
+            self._heard = self._heard or speech
+            self._voiced += speech
+            self._quiet = 0 if speech else self._quiet + 1
+        if not self._heard:  # keep the preroll only
+            del self._audio[: -(-round(PREROLL_S * RATE) // len(mic)) - 1]
+        self._left -= len(mic)
+        ended = self._quiet * WINDOW_SAMPLES >= END_QUIET_S * RATE
+        if self._heard and (ended or self._left <= 0):
+            self._finish()
+        elif self._left <= 0:
+            self._answer(error="no_speech")
+
+    def _finish(self) -> None:
+        if self._voiced * WINDOW_SAMPLES < MIN_VOICED_S * RATE:
+            self._answer(error="too_short")
+            return
+        enroll, audio = self._current, np.concatenate(self._audio)
+        assert enroll is not None
+        self._current = None
+        seconds = self._voiced * WINDOW_SAMPLES / RATE
+        self._task = asyncio.get_running_loop().create_task(
+            self._embed(enroll, audio, seconds)
+        )
+
+    async def _embed(self, enroll: Enroll, audio: np.ndarray, seconds: float) -> None:
+        try:
+            embedding = await self._gate.embed(audio)
+        except NoSpeechError:
+            self._send(voiceprint_event(enroll.id, error="too_short"))
+            return
+        _LOGGER.info("Enrollment phrase %s: %.1f s of speech", enroll.id, seconds)
+        self._send(voiceprint_event(enroll.id, embedding, seconds))
+
+    def _answer(self, *, error: str) -> None:
+        assert self._current is not None
+        _LOGGER.info("Enrollment phrase %s: %s", self._current.id, error)
+        self._send(voiceprint_event(self._current.id, error=error))
+        self._current = None
+        self._audio = []
