@@ -16,14 +16,10 @@ the intruder is a different voice, espeak-ng from Debian.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import io
-import shutil
-import subprocess
-import wave
 
 import numpy as np
 
-from voicestack_satellite.audio import RATE, resample, to_mono_int16
+from voicestack_satellite.audio import RATE
 
 __all__ = [
     "ANSWER",
@@ -202,22 +198,7 @@ def piper(text: str = ANSWER) -> np.ndarray:
 def espeak(
     text: str = INTRUSION, voice: str = "en-us+f3", wpm: int = 165
 ) -> np.ndarray:
-    """``text`` spoken by espeak-ng (another voice than joe), 16 kHz int16.
+    """``text`` spoken by espeak-ng (another voice than joe), 16 kHz int16."""
+    from devstack import speech
 
-    espeak-ng is Debian's ``espeak-ng`` package; without it this says so.
-    """
-    program = shutil.which("espeak-ng")
-    if program is None:
-        raise RuntimeError("espeak-ng is not installed (apt-get install espeak-ng)")
-    wav_bytes = subprocess.run(
-        [program, "-v", voice, "-s", str(wpm), "--stdout", text],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    ).stdout
-    with wave.open(io.BytesIO(wav_bytes), "rb") as wav:
-        rate, width = wav.getframerate(), wav.getsampwidth()
-        channels = wav.getnchannels()
-        # espeak-ng streams to stdout with an unknown length: read all there is.
-        data = wav.readframes(2**31 - 1)
-    return resample(to_mono_int16(data, width, channels), rate, RATE)
+    return np.frombuffer(speech.espeak(text, voice, wpm), dtype=np.int16)

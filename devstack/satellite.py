@@ -25,6 +25,7 @@ from wyoming.satellite import RunSatellite
 
 from devstack import servers
 from devstack.errors import StackError
+from devstack.room import Room
 from devstack.servers import LOOPBACK
 from voicestack_satellite import protocol
 
@@ -61,6 +62,7 @@ async def satellite(
     stdin: bool = False,
     area: str | None = None,
     max_open_files: int | None = None,
+    room: Room | None = None,
 ) -> AsyncIterator[RunningSatellite]:
     """Start ``voicestack-satellite`` with ``args``; stop it afterwards.
 
@@ -72,7 +74,9 @@ async def satellite(
     lets it announce itself (off by default so tests do not see each other);
     ``stdin`` gives it a pipe (``process.stdin``) for ``--mic-stdin``;
     ``max_open_files`` lowers its file limit (``ulimit -n``, through util-linux's
-    ``prlimit``, which execs the satellite: the process id stays its own).
+    ``prlimit``, which execs the satellite: the process id stays its own);
+    ``room`` puts it in a simulated room (``devstack.room``): the room is its
+    speaker (at 16 kHz) and feeds its mic, instead of ``--snd-file``.
     """
     port = port or servers.free_port()
     snd_file = tmp_path / "played.wav"
@@ -90,13 +94,24 @@ async def satellite(
                 *(["--area", area] if area else []),
                 "--uri",
                 f"tcp://{LOOPBACK}:{port}",
-                "--snd-file",
-                str(snd_file),
+                *(
+                    ["--snd-file", str(snd_file)]
+                    if room is None
+                    else [
+                        "--snd-command",
+                        room.speaker_command,
+                        "--snd-rate",
+                        "16000",
+                        "--snd-latency",
+                        "0",
+                        "--mic-stdin",
+                    ]
+                ),
                 *([] if zeroconf else ["--no-zeroconf"]),
                 "--debug",
                 *args,
             ],
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin or room else subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,
         )
@@ -108,6 +123,9 @@ async def satellite(
             port,
             SATELLITE_START_TIMEOUT_S,
         )
+        if room is not None:
+            assert process.stdin is not None
+            room.attach(process.stdin)
         yield RunningSatellite(port, process, snd_file, log)
     finally:
         if process.stdin is not None:

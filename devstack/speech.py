@@ -10,14 +10,24 @@ from __future__ import annotations
 
 from functools import cache
 import hashlib
+import io
 import os
 from pathlib import Path
+import shutil
+import subprocess
 from typing import TYPE_CHECKING
+import wave
 
 import numpy as np
 
 from devstack.servers import VOICE
-from voicestack_satellite.audio import RATE, read_wav, resample, write_wav
+from voicestack_satellite.audio import (
+    RATE,
+    read_wav,
+    resample,
+    to_mono_int16,
+    write_wav,
+)
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -155,6 +165,28 @@ def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:
     noise_power = signal_power / (10 ** (snr_db / 10))
     noise = np.random.default_rng(seed).normal(0.0, np.sqrt(noise_power), len(speech))
     return np.clip(np.rint(speech + noise), -32768, 32767).astype(np.int16).tobytes()
+
+
+def espeak(text: str, voice: str = "en-us+f3", wpm: int = 165) -> bytes:
+    """``text`` said by espeak-ng (another voice than joe), 16 kHz mono int16 PCM.
+
+    espeak-ng is Debian's ``espeak-ng`` package (scripts/setup installs it); its
+    WAV on stdout has no length, so it is read to its end.
+    """
+    program = shutil.which("espeak-ng")
+    if program is None:
+        raise RuntimeError("espeak-ng is not installed (apt-get install espeak-ng)")
+    wav_bytes = subprocess.run(
+        [program, "-v", voice, "-s", str(wpm), "--stdout", text],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    ).stdout
+    with wave.open(io.BytesIO(wav_bytes), "rb") as wav:
+        rate, width = wav.getframerate(), wav.getsampwidth()
+        channels = wav.getnchannels()
+        data = wav.readframes(2**31 - 1)
+    return resample(to_mono_int16(data, width, channels), rate, RATE).tobytes()
 
 
 def read_wav_pcm(path: str | os.PathLike[str]) -> bytes:

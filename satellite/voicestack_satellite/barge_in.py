@@ -3,7 +3,9 @@
 Only when the owner's ``voicestack-barge-in-config`` enabled it, and only over
 a stream whose ``audio-start`` said ``barge_in`` (a voice response; never an
 announcement or our own sounds). The mic as this hears it has the answer's own
-voice removed (``echo_path.py``). Per 10 ms VAD window:
+voice removed (``echo_path.py``); a window counts as speech when the VAD says
+so and it is louder than what cancellation leaves of the echo (``RESIDUAL_DB``
+under what the speaker just played). Per 10 ms window:
 
 1. **Pause fast.** ``PAUSE_AFTER_S`` of speech pauses the player: an
    interruption is heard within about a tenth of a second.
@@ -15,10 +17,10 @@ voice removed (``echo_path.py``). Per 10 ms VAD window:
 3. **Name the voice.** With voiceprints, ``GATE_WINDOW_S`` of speech from the
    onset (or all of it, if it ended sooner) is embedded off the event loop and
    ``voicestack-voice`` says whose it is.
-4. **Obey.** ``voicestack-resume`` (someone else): the capture is dropped and
-   the rest of that speech is ignored until a silence; ``voicestack-flush``:
-   dropped; ``voicestack-barge-in-request`` (the user): the answer is flushed
-   and the capture becomes a request. No answer in ``GIVE_UP_S``: flushed.
+4. **Obey.** ``voicestack-resume`` (someone else): the capture is dropped, the
+   rest of that speech ignored until a silence; ``voicestack-flush``: dropped;
+   ``voicestack-barge-in-request`` (the user): the answer is flushed, the
+   capture becomes a request. No answer in ``GIVE_UP_S``: flushed.
 """
 
 from __future__ import annotations
@@ -43,11 +45,19 @@ from .voiceprint import NoSpeechError
 _LOGGER = logging.getLogger(__name__)
 
 PAUSE_AFTER_S: Final = 0.1  # speech that pauses the answer (tentatively)
+# A window louder than this under what the speaker played may be a voice: the
+# echo (-10 dB in a living room) with 2 dB or more cancelled never is (AEC3
+# takes 20-30 dB off once converged; less in its first seconds).
+RESIDUAL_DB: Final = -12.0
 END_QUIET_S: Final = 0.15  # no speech this long ends a speech run
-HOLD_QUIET_S: Final = 0.3  # after a resume: quiet needed before a new onset counts
+HOLD_QUIET_S: Final = 0.5  # after a resume: quiet that ends the voice let go by
 GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
 CAPTURE_MAX_S: Final = 15.0  # the capture is bounded
 GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
+
+
+def _rms(samples: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
 
 
 def windows(seconds: float) -> int:
@@ -113,8 +123,11 @@ class BargeIn:
         if not config.enabled and self.phase is not Phase.WATCH:
             self.abandon(resume=True)
 
-    def process(self, mic: np.ndarray, end: int) -> None:
-        """One mic chunk (echo handled) ending at mic sample ``end``."""
+    def process(self, mic: np.ndarray, end: int, echo: np.ndarray) -> None:
+        """One mic chunk (echo handled) ending at mic sample ``end``.
+
+        ``echo``: per 10 ms window, how loud the echo may be (``EchoPath``).
+        """
         self._recent.append(mic)
         if self.phase is Phase.WAITING:
             self._keep(mic)
@@ -124,7 +137,10 @@ class BargeIn:
             self._reset_run()
             return
         start = end - len(mic)
-        for index, speech in enumerate(self._vad.windows(mic)):
+        floor = echo * 10 ** (RESIDUAL_DB / 20)
+        for index, vad_speech in enumerate(self._vad.windows(mic)):
+            window = mic[index * WINDOW_SAMPLES : (index + 1) * WINDOW_SAMPLES]
+            speech = vad_speech and (index >= len(floor) or _rms(window) > floor[index])
             self._step(speech, start + index * WINDOW_SAMPLES)
 
     def _watched(self) -> tuple[str, str, int] | None:
@@ -238,16 +254,13 @@ class BargeIn:
     def resumed(self) -> None:
         """``voicestack-resume``: someone else spoke; let their speech go by."""
         if self.phase in (Phase.PAUSED, Phase.WAITING):
-            self._drop()
-            self.phase = Phase.HOLD
+            self._drop(Phase.HOLD)
             self._quiet = 0
 
     def stream_ended(self, player_id: str) -> None:
         """A stream ended (played, flushed): a barge-in of it is over."""
         if self._paused is not None and self._paused[0] == player_id:
             self._drop()
-            self.phase = Phase.WATCH
-            self._reset_run()
 
     async def request(self, owner_id: str) -> None:
         """``voicestack-barge-in-request``: the user spoke; the capture is a request."""
@@ -259,11 +272,8 @@ class BargeIn:
             _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
             return
         assert self._onset is not None
-        audio, start, onset = (
-            np.concatenate(self._capture),
-            self._capture_start,
-            self._onset,
-        )
+        audio = np.concatenate(self._capture)
+        start, onset = self._capture_start, self._onset
         self.abandon(resume=False)
         if not await self._start_request(audio, start, onset):
             _LOGGER.warning("Barge-in request for stream %s could not start", owner_id)
@@ -272,15 +282,17 @@ class BargeIn:
         """End whatever barge-in is going on: play on (``resume``) or flush."""
         paused = self._paused
         self._drop()
-        self.phase = Phase.WATCH
-        self._reset_run()
         if paused is not None:
             if resume:
                 self._player.resume()
             else:
                 self._player.flush(only=paused[0].__eq__)
 
-    def _drop(self) -> None:
+    def _drop(self, phase: Phase = Phase.WATCH) -> None:
+        """Forget the barge-in going on; go on in ``phase``."""
+        self.phase = phase
+        if phase is Phase.WATCH:
+            self._reset_run()
         self._paused = None
         self._capture = []
         if self._verdict is not None:

@@ -140,6 +140,7 @@ class EchoCanceller:
         """
         self.reference = Reference(delay_samples)
         self._processor = _new_processor()
+        self.last_reference = np.zeros(0, dtype=np.int16)  # of the last ``process``
 
     def played(self, samples: np.ndarray, at: int) -> None:
         """The player wrote ``samples`` when the mic was at sample ``at``."""
@@ -149,6 +150,7 @@ class EchoCanceller:
         """The mic samples from absolute sample ``at``, the echo removed."""
         frames = _frames_of(mic)
         reference = self.reference.take(at, len(mic))
+        self.last_reference = reference
         out = np.empty_like(mic)
         for i in range(frames):
             part = slice(i * FRAME, (i + 1) * FRAME)
@@ -178,6 +180,7 @@ class ReferenceGate:
         if hold_samples < 0:
             raise ValueError(f"gate hold must be >= 0, got {hold_samples}")
         self.reference = Reference(delay_samples)
+        self.last_reference = np.zeros(0, dtype=np.int16)  # of the last ``process``
         self._hold = hold_samples
         self._level = 32768.0 * 10 ** (level_dbfs / 20)
         self._closed_until = 0  # mic sample before which the gate is closed
@@ -193,7 +196,8 @@ class ReferenceGate:
     def process(self, mic: np.ndarray, at: int) -> np.ndarray:
         """The mic samples from absolute sample ``at``, muted while echo is due."""
         frames = _frames_of(mic)
-        reference = self.reference.take(at, len(mic)).astype(np.float64)
+        self.last_reference = self.reference.take(at, len(mic))
+        reference = self.last_reference.astype(np.float64)
         loud = np.sqrt(np.mean(reference.reshape(frames, FRAME) ** 2, axis=1))
         out = mic.copy()
         for i in range(frames):

@@ -18,8 +18,8 @@ detection, its capture and enrollment use what this returns.
 
 from __future__ import annotations
 
+from collections import deque
 import logging
-import time
 from typing import Final
 
 import numpy as np
@@ -30,23 +30,35 @@ from .echo_cancel import EchoCancelError, EchoCanceller, ReferenceGate
 _LOGGER = logging.getLogger(__name__)
 
 MODES: Final = ("aec", "gate", "external")
+FRAME: Final = 160  # 10 ms
+ECHO_SPREAD_S: Final = 0.15  # the echo's delay and tail after the reference
 
 
 class MicClock:
-    """Which mic sample the mic is at, at a given loop time."""
+    """Which mic sample the mic is at, at a given loop time.
+
+    The mic's own clock is steady (16000 samples a second); what varies is how
+    late each chunk is read (the loop was busy). A late read only makes a
+    chunk look older than it is, so the earliest-looking reads of the last
+    ``WINDOW`` chunks place the mic's timeline, and the echo's reference does
+    not jitter with the load.
+    """
+
+    WINDOW = 64  # chunks (about 5 s)
 
     def __init__(self) -> None:
-        """Nothing heard yet: sample 0 now."""
-        self._end = 0
-        self._at = time.monotonic()
+        """Nothing heard yet."""
+        self._offsets: deque[float] = deque(maxlen=self.WINDOW)
 
     def heard(self, end: int, now: float) -> None:
-        """A chunk ending at mic sample ``end`` arrived at ``now``."""
-        self._end, self._at = end, now
+        """A chunk ending at mic sample ``end`` was read at loop time ``now``."""
+        self._offsets.append(end - now * RATE)
 
     def sample_at(self, when: float) -> int:
-        """The mic sample recorded at loop time ``when``."""
-        return self._end + round((when - self._at) * RATE)
+        """The mic sample recorded at loop time ``when`` (0 before the mic began)."""
+        if not self._offsets:
+            return 0
+        return round(max(self._offsets) + when * RATE)
 
 
 def echo_cancel_available() -> bool:
@@ -74,7 +86,29 @@ class EchoPath:
         self._phase = 0.0  # the next output sample's position in the input
         self._canceller = EchoCanceller(0) if mode == "aec" else None
         self._gate = ReferenceGate(0)
+        self._levels: deque[float] = deque(maxlen=round(ECHO_SPREAD_S * RATE / FRAME))
         self.cancel = True  # Home Assistant's switch: off turns ``aec`` into the gate
+
+    def echo_levels(self) -> np.ndarray:
+        """Per 10 ms window of the last ``process``: how loud the echo may be there.
+
+        The RMS of what the speaker played into that window and the
+        ``ECHO_SPREAD_S`` before it (the room's delay and tail), at most: what
+        is left of the echo after cancellation is far below it, someone
+        talking over the answer is not.
+        """
+        if self.mode == "external":
+            return np.zeros(0)
+        reference = self._gate.last_reference.astype(np.float64)
+        frames = len(reference) // FRAME
+        levels = np.sqrt(
+            np.mean(reference[: frames * FRAME].reshape(frames, FRAME) ** 2, axis=1)
+        )
+        out = np.empty(frames)
+        for index, level in enumerate(levels):
+            self._levels.append(level)
+            out[index] = max(self._levels)
+        return out
 
     @property
     def active(self) -> str:

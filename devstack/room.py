@@ -1,0 +1,202 @@
+"""A living room around a real satellite: its speaker comes back into its mic.
+
+The satellite runs with ``--snd-command`` set to ``Room.speaker_command`` (the
+player's PCM reaches the room as the speaker would play it, in real time) and
+``--mic-stdin`` fed by the room (``attach``). Each speaker sample is heard in
+the mic ``delay_s`` after it played, ``echo_db`` quieter; voices (``say``)
+are mixed on top. Time is the event loop's: mic sample ``n`` is heard at
+``start + n / 16000``, and the room writes each 80 ms chunk when it is over,
+as a sound card would deliver it.
+
+What the speaker played is kept with the time it arrived, so a test can
+transcribe it (``played``) and find when it went quiet and when it started
+again (``pause_after``, ``resume_after``). The speaker must run at the mic's
+rate (``--snd-rate 16000``). Memory: the speaker's samples (32 kB per second
+played) and the mic still to be written; a test is minutes long at most.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterator
+import contextlib
+from dataclasses import dataclass
+import itertools
+from pathlib import Path
+import shlex
+from typing import IO, Self
+
+import numpy as np
+
+from devstack import servers
+
+RATE = 16000
+CHUNK = 1280  # 80 ms: the satellite's mic chunk
+GAP_S = 0.06  # no speaker audio this long: the speaker went quiet (not jitter)
+SPEECH_LEVEL = 500  # a sample this loud (int16) is speech, not its leading silence
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """Where a voice's speech starts in the mic (its first loud sample), and when."""
+
+    sample: int
+    at: float  # loop time
+
+
+class Room:
+    """The speaker's echo and people's voices, in one mic, in real time."""
+
+    def __init__(
+        self, folder: Path, *, echo_db: float | None = -10.0, delay_s: float = 0.04
+    ) -> None:
+        """``echo_db`` None: the mic does not hear the speaker at all."""
+        self.socket_path = folder / "room.sock"
+        self._gain = 0.0 if echo_db is None else 10 ** (echo_db / 20)
+        self._delay = round(delay_s * RATE)
+        self._air = np.zeros(0, dtype=np.float32)  # mic samples from _origin on
+        self._origin = 0
+        self._written = 0  # mic samples written to the satellite
+        self._start: float | None = None  # loop time of mic sample 0
+        self.speaker: list[tuple[float, np.ndarray]] = []  # (arrival, samples)
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._progress = asyncio.Event()
+
+    @property
+    def speaker_command(self) -> str:
+        """The satellite's ``--snd-command``."""
+        python = servers.engines_python()
+        return shlex.join(
+            [python, "-m", "devstack.room_speaker", str(self.socket_path)]
+        )
+
+    async def __aenter__(self) -> Self:
+        """Listen for the speaker."""
+        self._server = await asyncio.start_unix_server(
+            self._speaker_connected, str(self.socket_path)
+        )
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        """Stop feeding the mic and listening."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            self._server.close()
+
+    def attach(self, mic: IO[bytes]) -> None:
+        """Feed the satellite's stdin from now on."""
+        self._spawn(self._feed(mic))
+
+    def now_sample(self) -> int:
+        """The mic sample sounding now."""
+        assert self._start is not None, "attach the mic first"
+        loop = asyncio.get_running_loop()
+        return max(self._written, round((loop.time() - self._start) * RATE))
+
+    def say_now(self, pcm: bytes, gain_db: float = 0.0) -> Heard:
+        """Mix 16 kHz ``pcm`` into the mic from now on; where it starts."""
+        samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+        start = self.now_sample()
+        self._add(start, samples * 10 ** (gain_db / 20))
+        assert self._start is not None
+        loud = np.flatnonzero(np.abs(samples) > SPEECH_LEVEL)
+        onset = start + (int(loud[0]) if len(loud) else 0)
+        return Heard(onset, self._start + onset / RATE)
+
+    async def say(self, pcm: bytes, gain_db: float = 0.0) -> Heard:
+        """``say_now``, returning once the mic has heard all of it."""
+        end = self.now_sample() + len(pcm) // 2
+        heard = self.say_now(pcm, gain_db)
+        while self._written < end:
+            self._progress.clear()
+            await self._progress.wait()
+        return heard
+
+    def played(self, since: float = 0.0) -> bytes:
+        """What the speaker played (arriving after loop time ``since``), as PCM."""
+        parts = [s for at, s in self.speaker if at >= since]
+        return np.concatenate(parts).tobytes() if parts else b""
+
+    def pause_after(self, at: float) -> float | None:
+        """When the speaker went quiet (for ``GAP_S`` at least) after loop time ``at``."""
+        return next((ended for ended, _again in self._gaps(at)), None)
+
+    def resume_after(self, at: float) -> float | None:
+        """When the speaker played again after a quiet spell that began after ``at``."""
+        return next((again for _ended, again in self._gaps(at) if again), None)
+
+    def _gaps(self, at: float) -> Iterator[tuple[float, float | None]]:
+        """(went quiet, played again) of each quiet spell after loop time ``at``.
+
+        A spell still going on plays again at None.
+        """
+        for (arrived, samples), (following, _) in itertools.pairwise(self.speaker):
+            ended = arrived + len(samples) / RATE
+            if arrived >= at and following - ended >= GAP_S:
+                yield ended, following
+        if self.speaker:
+            arrived, samples = self.speaker[-1]
+            ended = arrived + len(samples) / RATE
+            now = asyncio.get_running_loop().time()
+            if arrived >= at and now - ended >= GAP_S:
+                yield ended, None
+
+    # -- internals -----------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _add(self, start: int, samples: np.ndarray) -> None:
+        """Mix ``samples`` into the air from mic sample ``start`` (never the past)."""
+        skip = max(0, self._written - start)
+        samples, start = samples[skip:], start + skip
+        end = start + len(samples) - self._origin
+        if end > len(self._air):
+            grown = np.zeros(end, dtype=np.float32)
+            grown[: len(self._air)] = self._air
+            self._air = grown
+        self._air[start - self._origin : end] += samples
+
+    async def _speaker_connected(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        leftover = b""
+        with contextlib.suppress(ConnectionError):
+            while data := await reader.read(4096):
+                data, leftover = leftover + data, b""
+                if len(data) % 2:
+                    data, leftover = data[:-1], data[-1:]
+                samples = np.frombuffer(data, dtype=np.int16).copy()
+                arrived = loop.time()
+                self.speaker.append((arrived, samples))
+                if self._start is not None and self._gain:
+                    at = round((arrived - self._start) * RATE) + self._delay
+                    self._add(at, samples.astype(np.float32) * self._gain)
+        writer.close()
+
+    async def _feed(self, mic: IO[bytes]) -> None:
+        """Write each 80 ms chunk when it is over, paced by the loop's clock."""
+        loop = asyncio.get_running_loop()
+        self._start = loop.time()
+        due = self._start
+        while True:
+            due += CHUNK / RATE
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            chunk = self._air[:CHUNK]
+            chunk = np.pad(chunk, (0, CHUNK - len(chunk)))
+            pcm = np.clip(chunk, -32768, 32767).astype(np.int16).tobytes()
+            self._written += CHUNK
+            self._air = self._air[CHUNK:]
+            self._origin = self._written
+            try:
+                mic.write(pcm)
+                mic.flush()
+            except (BrokenPipeError, ValueError):
+                return
+            self._progress.set()

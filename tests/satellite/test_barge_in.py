@@ -1,0 +1,237 @@
+"""Barge-in on a real satellite in a simulated room: pause, report, obey, enroll.
+
+A real ``voicestack-satellite`` subprocess sits in ``devstack.room.Room``: its
+speaker's output comes back into its mic 40 ms later at -10 dB, and voices
+(Piper joe, espeak-ng) are mixed on top, in real time. The test is the owner,
+as Home Assistant would be: it configures barge-in, plays a three-sentence
+answer marked ``barge_in`` and answers the satellite's reports. Speech over the
+answer pauses it and is reported; the answer's own echo pauses nothing (echo
+cancellation or the gate); a stock peer is never paused; the user's speech
+becomes a request whisper understands; the speaker gate names an enrolled voice
+and not another. (With Home Assistant deciding: tests/integration/test_barge_in.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.event import Event
+
+from devstack import speech
+from devstack.room import Room
+from devstack.satellite import RunningSatellite, read_until, satellite
+from tests.satellite.owner import audio_of, take_ownership
+from voicestack_satellite import protocol
+
+ANSWER = (
+    "The first sentence is quite long, and it goes on for a while."
+    " Then a second one follows, with more words in it."
+    " And that is all there is to say today."
+)
+INTRUDER = "Hey, wait a moment, I have a question about that."
+
+
+def config(**changes: Any) -> Event:
+    """Barge-in on, 0.3 s of speech, nobody enrolled (unless changed)."""
+    data: dict[str, Any] = {
+        "enabled": True,
+        "min_speech_s": 0.3,
+        "echo_cancel": True,
+        "threshold": 0.7,
+        "voiceprints": [],
+    }
+    return Event(protocol.BARGE_IN_CONFIG, {**data, **changes})
+
+
+@dataclass
+class Home:
+    """The satellite in its room, and the owner's connection."""
+
+    sat: RunningSatellite
+    room: Room
+    owner: AsyncTcpClient
+
+
+@asynccontextmanager
+async def living_room(
+    tmp_path: Path, *args: str, barge_in: Event | None = None
+) -> AsyncIterator[Home]:
+    """A satellite in a room, owned (and configured with ``barge_in``, if given)."""
+    async with (
+        Room(tmp_path) as room,
+        satellite(tmp_path, *args, room=room) as sat,
+    ):
+        owner = sat.connect()
+        await owner.connect()
+        await take_ownership(owner, 0.7)
+        if barge_in is not None:
+            await owner.write_event(barge_in)
+        try:
+            yield Home(sat, room, owner)
+        finally:
+            await owner.disconnect()
+
+
+async def play_answer(home: Home, stream: str = "s1", *, marked: bool = True) -> float:
+    """Send ``ANSWER`` as one stream (marked ``barge_in``); when it was sent."""
+    start = AudioStart(rate=16000, width=2, channels=1).event()
+    start.data[protocol.STREAM] = stream
+    if marked:
+        start.data[protocol.BARGE_IN_FIELD] = True
+    await home.owner.write_event(start)
+    chunk = AudioChunk(rate=16000, width=2, channels=1, audio=speech.speak(ANSWER))
+    await home.owner.write_event(chunk.event())
+    await home.owner.write_event(AudioStop().event())
+    return asyncio.get_running_loop().time()
+
+
+async def test_speech_over_an_answer_pauses_it_and_a_resume_plays_on(
+    tmp_path: Path,
+) -> None:
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await play_answer(home)
+        await asyncio.sleep(2.5)
+        said = asyncio.create_task(home.room.say(speech.espeak(INTRUDER)))
+        report, _ = await read_until(home.owner, protocol.BARGE_IN, 5)
+        heard = await said  # the intruder is done: nothing pauses it again
+        paused = home.room.pause_after(heard.at - 0.2)
+        await home.owner.write_event(Event(protocol.RESUME, {"offset": 16000}))
+        played, _ = await read_until(home.owner, "played", 30)
+
+    assert report.data["stream"] == "s1"
+    # Where it paused: 2.5 s in and then some, never the start or the end.
+    assert 2.5 * 16000 < report.data["played"] < 6 * 16000
+    assert report.data["onset"] >= heard.sample
+    assert paused is not None
+    assert paused > heard.at
+    assert home.room.resume_after(heard.at - 0.2) is not None
+    assert played.data == {"stream": "s1", "state": "played"}
+    # Resumed at 1 s: the answer's second second was played twice.
+    answer_s = speech.seconds(speech.speak(ANSWER))
+    assert speech.seconds(home.room.played()) > answer_s + 1.0
+
+
+@pytest.mark.parametrize("echo_cancel", ["aec", "gate"])
+async def test_the_answers_own_echo_pauses_nothing(
+    tmp_path: Path, echo_cancel: str
+) -> None:
+    async with living_room(
+        tmp_path, "--echo-cancel", echo_cancel, barge_in=config()
+    ) as home:
+        await play_answer(home)
+        played, before = await read_until(home.owner, "played", 30)
+
+    assert played.data == {"stream": "s1", "state": "played"}
+    assert protocol.BARGE_IN not in {event.type for event in before}
+    assert "Paused stream" not in home.sat.log_text()
+
+
+async def test_a_stock_peer_is_never_paused(tmp_path: Path) -> None:
+    async with living_room(tmp_path) as home:
+        await play_answer(home, marked=False)
+        await asyncio.sleep(2.5)
+        home.room.say_now(speech.espeak(INTRUDER))
+        played, before = await read_until(home.owner, "played", 30)
+
+    assert played.data["state"] == "played"
+    assert protocol.BARGE_IN not in {event.type for event in before}
+    assert "Paused stream" not in home.sat.log_text()
+
+
+async def test_the_users_speech_becomes_a_request(tmp_path: Path) -> None:
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await play_answer(home)
+        await asyncio.sleep(2.0)
+        heard = home.room.say_now(speech.speak("Turn on the fan."))
+        report, _ = await read_until(home.owner, protocol.BARGE_IN, 5)
+        await home.owner.write_event(Event(protocol.BARGE_IN_REQUEST, {"stream": "s1"}))
+        played, _ = await read_until(home.owner, "played", 5)
+        preroll, before = await read_until(home.owner, protocol.PREROLL, 5)
+        _stop, request = await read_until(home.owner, "audio-stop", 10)
+
+    assert played.data == {"stream": "s1", "state": "flushed"}
+    assert "run-pipeline" in {event.type for event in before}
+    assert preroll.data["cut"] == report.data["onset"]
+    assert preroll.data["start"] <= heard.sample <= preroll.data["cut"]
+    assert "fan" in speech.transcribe(audio_of(request)).lower()
+
+
+async def test_enrollment_and_the_gate_tell_the_user_from_another_voice(
+    tmp_path: Path,
+) -> None:
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await home.owner.write_event(Event(protocol.ENROLL, {"id": "e1", "max_s": 8}))
+        await home.room.say(
+            speech.speak("The quick brown fox jumps over the lazy dog.")
+        )
+        voiceprint, _ = await read_until(home.owner, protocol.VOICEPRINT, 10)
+        embedding = voiceprint.data["embedding"]
+        voices = [{"person": "person.joe", "embedding": embedding}]
+        await home.owner.write_event(config(voiceprints=voices))
+
+        await play_answer(home, "s1")
+        await asyncio.sleep(2.0)
+        home.room.say_now(speech.speak("Actually, never mind that, stop."))
+        joe, _ = await read_until(home.owner, protocol.VOICE, 8)
+        await home.owner.write_event(Event(protocol.FLUSH, {}))
+        await read_until(home.owner, "played", 5)
+
+        await play_answer(home, "s2")
+        await asyncio.sleep(2.0)
+        home.room.say_now(speech.espeak(INTRUDER))
+        other, _ = await read_until(home.owner, protocol.VOICE, 8)
+
+    assert voiceprint.data["id"] == "e1"
+    assert len(embedding) == 256
+    assert np.linalg.norm(embedding) == pytest.approx(1.0, abs=1e-3)
+    assert 1.0 < voiceprint.data["seconds"] < 4.0
+    assert joe.data["stream"] == "s1"
+    assert joe.data["person"] == "person.joe"
+    assert joe.data["score"] >= 0.7
+    assert other.data["stream"] == "s2"
+    assert other.data["person"] is None
+    assert other.data["score"] < joe.data["score"]
+
+
+async def test_enrollment_says_why_there_is_no_voiceprint(tmp_path: Path) -> None:
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await home.owner.write_event(Event(protocol.ENROLL, {"id": "e1", "max_s": 1}))
+        nothing, _ = await read_until(home.owner, protocol.VOICEPRINT, 5)
+        await home.owner.write_event(Event(protocol.ENROLL, {"id": "e2", "max_s": 8}))
+        await home.room.say(speech.speak("Yes."))
+        short, _ = await read_until(home.owner, protocol.VOICEPRINT, 10)
+
+    assert nothing.data == {"id": "e1", "error": "no_speech"}
+    assert short.data == {"id": "e2", "error": "too_short"}
+
+
+async def test_bad_barge_in_events_are_logged_and_ignored(tmp_path: Path) -> None:
+    async with living_room(tmp_path, barge_in=config(min_speech_s=5)) as home:
+        for event in (
+            config(voiceprints=[{"person": "p", "embedding": [1.0] * 10}]),
+            Event(protocol.BARGE_IN_REQUEST, {"stream": ""}),
+            Event(protocol.ENROLL, {"id": "e", "max_s": 99}),
+        ):
+            await home.owner.write_event(event)
+        await play_answer(home)
+        await asyncio.sleep(2.0)
+        home.room.say_now(speech.espeak(INTRUDER))
+        played, before = await read_until(home.owner, "played", 30)
+        log = home.sat.log_text()
+
+    assert "min_speech_s 5 is not 0.1 to 2 s" in log
+    assert "voiceprints of p: not a list of 256 numbers" in log
+    assert "voicestack-barge-in-request: stream '' is not a stream id" in log
+    assert "voicestack-enroll: max_s 99 is not 1 to 30 s" in log
+    # No valid config came: barge-in stayed off, the answer played through.
+    assert played.data["state"] == "played"
+    assert protocol.BARGE_IN not in {event.type for event in before}
