@@ -115,6 +115,24 @@ class Room:
             await self._progress.wait()
         return heard
 
+    async def quiet(
+        self, after: float, quiet_s: float = 0.5, timeout_s: float = 30
+    ) -> float:
+        """When the speaker went quiet for ``quiet_s`` after playing after ``after``.
+
+        Waits for it; TimeoutError after ``timeout_s``.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while loop.time() < deadline:
+            if self.speaker and self.speaker[-1][0] >= after:
+                arrived, samples = self.speaker[-1]
+                ended = arrived + len(samples) / RATE
+                if loop.time() - ended >= quiet_s:
+                    return ended
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"the speaker did not go quiet within {timeout_s} s")
+
     def played(self, since: float = 0.0) -> bytes:
         """What the speaker played (arriving after loop time ``since``), as PCM."""
         parts = [s for at, s in self.speaker if at >= since]

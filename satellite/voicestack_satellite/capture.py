@@ -1,0 +1,64 @@
+"""What barge-in keeps of the mic: the recent past, and a barge-in's speech.
+
+Two views of the same mic: echo handled (what the speaker gate compares: the
+answer's own voice, which may be the enrolled user's voice too, must not count)
+and as it came (what a request sends: speech-to-text copes with a faint echo
+better than with the artefacts of cancelling it while someone talks). Both are
+bounded: the recent past by the preroll and the longest confirmation, a capture
+by ``CAPTURE_MAX_S``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .audio import RATE
+from .preroll import PrerollBuffer
+
+CAPTURE_MAX_S: Final = 15.0
+RECENT_S: Final = 3.0  # beyond the preroll: the longest min_speech_s (2 s) and more
+
+
+class Capture:
+    """The mic's recent past, and the capture of one barge-in."""
+
+    def __init__(self, preroll_s: float) -> None:
+        """Keep ``preroll_s`` before an onset."""
+        self._preroll = round(preroll_s * RATE)
+        size = self._preroll + round(RECENT_S * RATE)
+        self._recent = PrerollBuffer(size)  # echo handled
+        self._recent_raw = PrerollBuffer(size)
+        self._cleaned: list[np.ndarray] = []
+        self._raw: list[np.ndarray] = []
+        self.start = 0  # mic sample of the capture's first sample
+        self._onset = 0
+
+    def heard(self, raw: np.ndarray, cleaned: np.ndarray) -> None:
+        """One mic chunk, both ways; captured too while a capture runs."""
+        self._recent.append(cleaned)
+        self._recent_raw.append(raw)
+        if self._cleaned and sum(map(len, self._cleaned)) < CAPTURE_MAX_S * RATE:
+            self._cleaned.append(cleaned)
+            self._raw.append(raw)
+
+    def begin(self, onset: int) -> None:
+        """Capture from ``onset`` minus the preroll, what is held of it included."""
+        self._onset, self.start = onset, max(0, onset - self._preroll)
+        self._cleaned = [self._recent.since(self.start)]
+        self._raw = [self._recent_raw.since(self.start)]
+
+    def drop(self) -> None:
+        """No capture any more."""
+        self._cleaned, self._raw = [], []
+
+    def for_gate(self, seconds: float) -> np.ndarray:
+        """``seconds`` from the onset, echo handled."""
+        skip = self._onset - self.start
+        return np.concatenate(self._cleaned)[skip : skip + round(seconds * RATE)]
+
+    def for_request(self) -> np.ndarray:
+        """Everything captured: echo handled before the onset, as said from it."""
+        before = np.concatenate(self._cleaned)[: self._onset - self.start]
+        return np.concatenate([before, np.concatenate(self._raw)[len(before) :]])
