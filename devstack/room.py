@@ -146,6 +146,10 @@ class Room:
         """When the speaker played again after a quiet spell that began after ``at``."""
         return next((again for _ended, again in self._gaps(at) if again), None)
 
+    def playing_after(self, at: float) -> float | None:
+        """When the speaker played the first time after loop time ``at``."""
+        return next((arrived for arrived, _ in self.speaker if arrived >= at), None)
+
     def _gaps(self, at: float) -> Iterator[tuple[float, float | None]]:
         """(went quiet, played again) of each quiet spell after loop time ``at``.
 

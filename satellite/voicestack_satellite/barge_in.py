@@ -44,7 +44,7 @@ from .voiceprint import NoSpeechError
 
 _LOGGER = logging.getLogger(__name__)
 
-PAUSE_AFTER_S: Final = 0.1  # speech that pauses the answer (tentatively)
+PAUSE_AFTER_S: Final = 0.05  # speech that pauses the answer (tentatively)
 # A window louder than this under what the speaker played may be a voice: the
 # echo (-10 dB in a living room) with 2 dB or more cancelled never is (AEC3
 # takes 20-30 dB off once converged; less in its first seconds).

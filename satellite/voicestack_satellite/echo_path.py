@@ -31,7 +31,7 @@ _LOGGER = logging.getLogger(__name__)
 
 MODES: Final = ("aec", "gate", "external")
 FRAME: Final = 160  # 10 ms
-ECHO_SPREAD_S: Final = 0.15  # the echo's delay and tail after the reference
+ECHO_SPREAD_S: Final = 0.3  # the echo's delay and tail after the reference
 
 
 class MicClock:
