@@ -11,17 +11,23 @@ tests/satellite.)
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.core import protocol
 from custom_components.voicestack.voiceprints import voiceprint_library
+from devstack import servers
 from devstack.fake_satellite import FakeSatellite
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
@@ -149,3 +155,52 @@ async def test_the_options_voices_step_enrolls_and_forgets(
         form["flow_id"], {"person": ALICE, "action": "forget"}
     )
     assert never["reason"] == "voice_not_enrolled"
+
+
+async def test_the_options_voices_step_says_why_enrolling_failed(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, entry_id = await connected(hass, stack)
+    peer.enroll_answers = [{"error": "no_speech"}]
+    options = hass.config_entries.options
+
+    menu = await options.async_init(entry_id)
+    form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
+    progress = await options.async_configure(
+        form["flow_id"], {"person": ALICE, "action": "enroll"}
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    await wait_for(lambda: not peer.enroll_answers, 30, "the phrase asked for")
+    failed = await options.async_configure(progress["flow_id"])
+    while failed["type"] is FlowResultType.SHOW_PROGRESS:
+        await asyncio.sleep(0.1)
+        failed = await options.async_configure(progress["flow_id"])
+
+    assert failed["type"] is FlowResultType.ABORT
+    assert failed["reason"] == "enroll_failed"
+    assert (
+        "Phrase 1 was not enrolled: nothing was said"
+        in (failed["description_placeholders"]["error"])
+    )
+    assert voiceprint_library(hass).people == {}
+
+
+async def test_the_voices_step_needs_a_loaded_satellite(
+    hass: HomeAssistant, config_dir: Path
+) -> None:
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="away",
+        data={CONF_HOST: "127.0.0.1", CONF_PORT: servers.free_port()},
+        unique_id="away",
+    )
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    options = hass.config_entries.options
+
+    menu = await options.async_init(entry.entry_id)
+    aborted = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
+
+    assert aborted["type"] is FlowResultType.ABORT
+    assert aborted["reason"] == "not_loaded"
