@@ -195,14 +195,14 @@ class BargeInControl:
         self._paused = None
         tracked = True
         async for sentence, pcm in parts:
-            if token.cancelled:
+            if tracked and token.cancelled:  # stopped or replaced: say no more
                 break
             if tracked:
                 try:
                     self._core.add_sentence(token, sentence, pcm.samples)
                 except SentenceMismatchError as err:
                     # A sentence the engine could not say was skipped: offsets no
-                    # longer name sentences. A pause of it is flushed.
+                    # longer name sentences. The rest is said; a pause is flushed.
                     _LOGGER.debug("Barge-in: %s; no resume for this answer", err)
                     tracked = False
                     self._core.cancel()

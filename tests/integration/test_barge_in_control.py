@@ -14,6 +14,7 @@ test_barge_in.py.)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from wyoming.event import Event as WyomingEvent
 from custom_components.voicestack.const import EVENT_BARGE_IN
 from custom_components.voicestack.core import protocol
 from custom_components.voicestack.core.speaker import Playback, PlaybackOutcome
+from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.runtime import SatelliteRuntime
 from custom_components.voicestack.voiceprints import voiceprint_library
 from devstack.fake_satellite import FakeSatellite
@@ -286,3 +288,22 @@ async def test_settings_and_voices_reach_the_satellite(
     await home.runtime.speech.say("Just this.", response=True)
     (start,) = home.peer.sent("audio-start")
     assert protocol.BARGE_IN_FIELD not in start.data
+
+
+async def test_an_answer_missing_a_sentence_is_still_said_to_its_end(
+    hass: HomeAssistant, home: Home
+) -> None:
+    """A sentence the engine could not say: offsets are lost, not the rest."""
+    control = home.runtime.barge_in
+    pcm = Pcm(audio=bytes(3200), rate=16000, width=2, channels=1)
+
+    async def said_but_the_second() -> AsyncIterator[tuple[str, Pcm]]:
+        for sentence in ("One is here.", "Three is here."):
+            yield sentence, pcm
+
+    parts = control.respond(
+        "One is here. Two is here. Three is here.", said_but_the_second()
+    )
+    said = [sentence async for sentence, _ in parts]
+
+    assert said == ["One is here.", "Three is here."]
