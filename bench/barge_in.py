@@ -51,8 +51,7 @@ from custom_components.voicestack.core.barge_in_policy import (
 from custom_components.voicestack.core.clock import LoopClock
 from devstack import speech
 from devstack.room import Room
-from devstack.satellite import read_until, satellite
-from tests.satellite.owner import take_ownership
+from devstack.satellite import read_until, run_satellite, satellite
 from voicestack_satellite import protocol
 from voicestack_satellite.capture import Capture
 from voicestack_satellite.echo_path import EchoPath
@@ -112,7 +111,7 @@ async def latencies(
     async with Room(folder) as room, satellite(folder, room=room) as sat:
         owner = sat.connect()
         await owner.connect()
-        await take_ownership(owner, 0.7)
+        await run_satellite(owner)
         await owner.write_event(config(voiceprint))
         for trial in range(TRIALS):
             records: list[BargeInRecord] = []
@@ -168,7 +167,7 @@ async def self_interruptions(folder: Path, mode: str) -> tuple[int, int, float]:
     ):
         owner = sat.connect()
         await owner.connect()
-        await take_ownership(owner, 0.7)
+        await run_satellite(owner)
         await owner.write_event(config(None))
         index = 0
         while played_s < ECHO_S:

@@ -1,6 +1,7 @@
 """Options, per satellite: a menu of six forms, each saving only its own part.
 
-(A seventh entry, ``voices``, enrolls or forgets a voice: ``voice_options.py``.)
+A seventh entry, ``voices``, saves nothing: it enrolls or forgets a voice
+(``voice_options.py``).
 
 - ``announcements``: the announcer's windows, limits and templates, built from
   ``AnnounceOptions`` (one field per option) and checked by its ``validate()``.

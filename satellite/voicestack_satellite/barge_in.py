@@ -264,11 +264,8 @@ class BargeIn:
 
     async def request(self, owner_id: str) -> None:
         """``voicestack-barge-in-request``: the user spoke; the capture is a request."""
-        if (
-            self.phase is not Phase.WAITING
-            or not self._paused
-            or (self._paused[1] != owner_id)
-        ):
+        waiting = self._paused[1] if self._paused else None
+        if self.phase is not Phase.WAITING or waiting != owner_id:
             _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
             return
         assert self._onset is not None

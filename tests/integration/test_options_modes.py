@@ -114,7 +114,7 @@ def rejected(result: Any, entry: MockConfigEntry, options: dict[str, Any]) -> bo
 # -- menu and announcements ----------------------------------------------------
 
 
-async def test_the_options_open_on_a_menu_of_six_steps(
+async def test_the_options_open_on_a_menu_of_seven_steps(
     hass: HomeAssistant, entry: MockConfigEntry
 ) -> None:
     menu = await hass.config_entries.options.async_init(entry.entry_id)
@@ -128,6 +128,7 @@ async def test_the_options_open_on_a_menu_of_six_steps(
         "shortcuts",
         "conversations",
         "recordings",
+        "voices",
     ]
 
 

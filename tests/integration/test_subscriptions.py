@@ -57,10 +57,11 @@ async def test_unloading_an_entry_leaves_no_subscriber_behind(
         await hass.async_block_till_done()
 
         assert entry.state is ConfigEntryState.NOT_LOADED
-        # While loaded: the entity and the local announce requests hear
-        # events; the entity hears the connection and speech; the
-        # entity, the modes and the announcements follow the connection.
-        assert loaded == (2, 3, 1, 1)
+        # While loaded: the entity, the local announce requests and barge-in
+        # hear events; the entity hears the connection and speech; the
+        # entity, the modes, the announcements and barge-in follow the
+        # connection.
+        assert loaded == (3, 4, 1, 1)
         assert len(hub._event_listeners) == 0
         assert len(hub._connection_listeners) == 0
         assert len(hub._listeners) == 0
