@@ -14,6 +14,7 @@ and not another. (With Home Assistant deciding: tests/integration/test_barge_in.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -162,9 +163,10 @@ async def test_the_users_speech_becomes_a_request(tmp_path: Path) -> None:
     assert "run-pipeline" in {event.type for event in before}
     assert preroll.data["cut"] == report.data["onset"]
     assert preroll.data["start"] <= heard.sample <= preroll.data["cut"]
-    # What was said (tiny.en hears "fan" as "van" at times, and may make a word
-    # of the echo left before the onset).
-    assert "turn on the" in speech.transcribe(audio_of(request)).lower()
+    # What was said, to its last word. tiny.en hears "fan" as "van" at times, and
+    # the echo left under the first consonant can make "turn" "burn"; the preroll
+    # assertions above are what prove the onset is in the request.
+    assert re.search(r"\bon the [fv]an\b", speech.transcribe(audio_of(request)).lower())
 
 
 async def test_enrollment_and_the_gate_tell_the_user_from_another_voice(
