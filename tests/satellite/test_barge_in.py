@@ -14,11 +14,11 @@ and not another. (With Home Assistant deciding: tests/integration/test_barge_in.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+import re
 from typing import Any
 
 import numpy as np
