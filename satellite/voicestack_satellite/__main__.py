@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import sys
 import time
 
 from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
 from .connections import ConnectionLimit
+from .discovery import start_zeroconf
 from .echo_cancel import EchoCancelError
 from .echo_path import EchoPath, echo_cancel_available
 from .enhance import EnhanceError, MicEnhancer
@@ -28,8 +28,6 @@ from .sounds import Sounds
 from .wake import WakeDetector, WakeWordError, parse_spec
 from .wire import MAX_HEADER_BYTES
 
-ZEROCONF_TYPE = "_wyoming._tcp.local."
-MDNS_ADDRESS = "224.0.0.251"
 SHUTDOWN_S = 2.0  # SIGTERM to exit, at most, whatever the clients do
 _LOGGER = logging.getLogger("voicestack_satellite")
 
@@ -177,7 +175,11 @@ async def _run(
         echo.mode,
         "installed" if coordinator.gate.available else "not installed",
     )
-    zeroconf = await _start_zeroconf(settings)
+    zeroconf = (
+        await start_zeroconf(settings.name, settings.host, settings.port)
+        if settings.zeroconf
+        else None
+    )
     player.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -218,49 +220,6 @@ async def _run(
     if zeroconf is not None:
         await zeroconf.async_close()
     return code
-
-
-async def _start_zeroconf(settings: Settings):
-    """Announce ``_wyoming._tcp.local.``; a failure is logged, never fatal.
-
-    A second satellite with the same ``--name`` on the network (the shipped
-    satellite.toml says "Kitchen") is announced as "Kitchen-2" instead of
-    ending in a crash loop under systemd.
-    """
-    if not settings.zeroconf:
-        return None
-    try:
-        from zeroconf import Error as ZeroconfError  # noqa: PLC0415
-        from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf  # noqa: PLC0415
-    except ImportError as err:
-        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
-        return None
-    aiozc: AsyncZeroconf | None = None
-    try:
-        host = _lan_address() if settings.host in ("0.0.0.0", "") else settings.host  # noqa: S104
-        info = AsyncServiceInfo(
-            ZEROCONF_TYPE,
-            f"{settings.name}.{ZEROCONF_TYPE}",
-            addresses=[socket.inet_aton(host)],
-            port=settings.port,
-        )
-        aiozc = AsyncZeroconf()
-        await aiozc.async_register_service(info, allow_name_change=True)
-    except (OSError, ZeroconfError) as err:
-        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
-        if aiozc is not None:
-            await aiozc.async_close()
-        return None
-    _LOGGER.info("Announced on zeroconf as %s", info.name)
-    return aiozc
-
-
-def _lan_address() -> str:
-    """The address other hosts reach this one at (the multicast route's source)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.setblocking(False)
-        probe.connect((MDNS_ADDRESS, 1))
-        return str(probe.getsockname()[0])
 
 
 if __name__ == "__main__":

@@ -187,6 +187,12 @@ class BargeIn:
             self.false_starts += 1
             self._player.resume()
             self.phase = Phase.WATCH
+            assert self._paused is not None
+            _LOGGER.debug(
+                "Resumed stream %s by itself: %d ms of speech is not a barge-in",
+                self._paused[1],
+                self._voiced * WINDOW_SAMPLES * 1000 // RATE,
+            )
         elif self.phase is Phase.WAITING:
             self._submit_verdict()
         if self.phase is Phase.WATCH:

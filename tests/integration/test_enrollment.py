@@ -18,7 +18,7 @@ from pathlib import Path
 from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_HOST, CONF_PORT
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, ServiceResponse
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 import pytest
@@ -54,19 +54,24 @@ async def connected(
     return peer, entry.entry_id
 
 
-async def test_three_phrases_enroll_a_voice_every_satellite_gets(
-    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
-) -> None:
-    peer, _entry_id = await connected(hass, stack)
-    peer.enroll_answers = [PRINT, PRINT, PRINT]
-
-    response = await hass.services.async_call(
+async def enroll_alice(hass: HomeAssistant) -> ServiceResponse:
+    """Call voicestack.enroll_voice for Alice on the peer, as an automation would."""
+    return await hass.services.async_call(
         DOMAIN,
         "enroll_voice",
         {"entity_id": SATELLITE, "person": ALICE},
         blocking=True,
         return_response=True,
     )
+
+
+async def test_three_phrases_enroll_a_voice_every_satellite_gets(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, _entry_id = await connected(hass, stack)
+    peer.enroll_answers = [PRINT, PRINT, PRINT]
+
+    response = await enroll_alice(hass)
 
     assert response == {"person": ALICE, "phrases": 3, "seconds": [2.5, 2.5, 2.5]}
     enrolls = peer.sent(protocol.ENROLL)
@@ -90,13 +95,7 @@ async def test_a_failed_phrase_keeps_nothing_and_says_why(
     peer.enroll_answers = [PRINT, {"error": "too_short"}]
 
     with pytest.raises(HomeAssistantError) as failed:
-        await hass.services.async_call(
-            DOMAIN,
-            "enroll_voice",
-            {"entity_id": SATELLITE, "person": ALICE},
-            blocking=True,
-            return_response=True,
-        )
+        await enroll_alice(hass)
 
     assert failed.value.translation_key == "enroll_phrase_failed"
     assert str(failed.value) == (
@@ -111,13 +110,7 @@ async def test_a_satellite_without_a_gate_cannot_enroll(
 ) -> None:
     await connected(hass, stack, voiceprint=False)
     with pytest.raises(ServiceValidationError) as refused:
-        await hass.services.async_call(
-            DOMAIN,
-            "enroll_voice",
-            {"entity_id": SATELLITE, "person": ALICE},
-            blocking=True,
-            return_response=True,
-        )
+        await enroll_alice(hass)
     assert refused.value.translation_key == "voice_gate_unavailable"
 
 
