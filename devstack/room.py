@@ -138,32 +138,34 @@ class Room:
         parts = [s for at, s in self.speaker if at >= since]
         return np.concatenate(parts).tobytes() if parts else b""
 
-    def pause_after(self, at: float) -> float | None:
-        """When the speaker went quiet (for ``GAP_S`` at least) after loop time ``at``."""
-        return next((ended for ended, _again in self._gaps(at)), None)
+    def pause_after(self, at: float, lasting: float = GAP_S) -> float | None:
+        """When the speaker went quiet (for ``lasting`` at least) after loop time ``at``."""
+        return next((ended for ended, _again in self._gaps(at, lasting)), None)
 
-    def resume_after(self, at: float) -> float | None:
-        """When the speaker played again after a quiet spell that began after ``at``."""
-        return next((again for _ended, again in self._gaps(at) if again), None)
+    def resume_after(self, at: float, lasting: float = GAP_S) -> float | None:
+        """When the speaker played again after a quiet spell (``lasting``) after ``at``."""
+        return next((again for _ended, again in self._gaps(at, lasting) if again), None)
 
     def playing_after(self, at: float) -> float | None:
         """When the speaker played the first time after loop time ``at``."""
         return next((arrived for arrived, _ in self.speaker if arrived >= at), None)
 
-    def _gaps(self, at: float) -> Iterator[tuple[float, float | None]]:
+    def _gaps(self, at: float, lasting: float) -> Iterator[tuple[float, float | None]]:
         """(went quiet, played again) of each quiet spell after loop time ``at``.
 
-        A spell still going on plays again at None.
+        Only spells of ``lasting`` or more (``GAP_S`` at least); one still going on
+        plays again at None.
         """
+        lasting = max(lasting, GAP_S)
         for (arrived, samples), (following, _) in itertools.pairwise(self.speaker):
             ended = arrived + len(samples) / RATE
-            if arrived >= at and following - ended >= GAP_S:
+            if arrived >= at and following - ended >= lasting:
                 yield ended, following
         if self.speaker:
             arrived, samples = self.speaker[-1]
             ended = arrived + len(samples) / RATE
             now = asyncio.get_running_loop().time()
-            if arrived >= at and now - ended >= GAP_S:
+            if arrived >= at and now - ended >= lasting:
                 yield ended, None
 
     # -- internals -----------------------------------------------------------------

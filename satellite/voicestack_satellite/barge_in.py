@@ -187,12 +187,7 @@ class BargeIn:
             self.false_starts += 1
             self._player.resume()
             self.phase = Phase.WATCH
-            assert self._paused is not None
-            _LOGGER.debug(
-                "Resumed stream %s by itself: %d ms of speech is not a barge-in",
-                self._paused[1],
-                self._voiced * WINDOW_SAMPLES * 1000 // RATE,
-            )
+            _LOGGER.debug("Resumed by itself: %d ms of speech", 10 * self._voiced)
         elif self.phase is Phase.WAITING:
             self._submit_verdict()
         if self.phase is Phase.WATCH:
@@ -275,11 +270,8 @@ class BargeIn:
             _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
             return
         assert self._onset is not None
-        audio, start, onset = (
-            self._capture.for_request(),
-            self._capture.start,
-            self._onset,
-        )
+        audio, start = self._capture.for_request(), self._capture.start
+        onset = self._onset
         self.abandon(resume=False)
         if not await self._start_request(audio, start, onset):
             _LOGGER.warning("Barge-in request for stream %s could not start", owner_id)

@@ -39,6 +39,9 @@ ANSWER = (
     " And that is all there is to say today."
 )
 INTRUDER = "Hey, wait a moment, I have a question about that."
+# An echo stutter's speech run (up to 0.1 s) and the quiet that may follow it
+# (under END_QUIET_S) before a voice that joins the run.
+STUTTER_S = 0.3
 
 
 def config(**changes: Any) -> Event:
@@ -104,17 +107,21 @@ async def test_speech_over_an_answer_pauses_it_and_a_resume_plays_on(
         said = asyncio.create_task(home.room.say(speech.espeak(INTRUDER)))
         report, _ = await read_until(home.owner, protocol.BARGE_IN, 5)
         heard = await said  # the intruder is done: nothing pauses it again
-        paused = home.room.pause_after(heard.at - 0.2)
+        # The pause that lasted until the resume. Just before the voice, the
+        # answer's own echo may stutter (a 0.16 s pause, docs/barge-in.md) or
+        # begin the speech run the voice goes on.
+        since = heard.at - STUTTER_S
+        paused = home.room.pause_after(since, lasting=1.0)
         await home.owner.write_event(Event(protocol.RESUME, {"offset": 16000}))
         played, _ = await read_until(home.owner, "played", 30)
 
     assert report.data["stream"] == "s1"
     # Where it paused: 2.5 s in and then some, never the start or the end.
     assert 2.5 * 16000 < report.data["played"] < 6 * 16000
-    assert report.data["onset"] >= heard.sample
+    assert report.data["onset"] >= heard.sample - STUTTER_S * 16000
     assert paused is not None
-    assert paused > heard.at
-    assert home.room.resume_after(heard.at - 0.2) is not None
+    assert since < paused < heard.at + 1.0
+    assert home.room.resume_after(since, lasting=1.0) is not None
     assert played.data == {"stream": "s1", "state": "played"}
     # Resumed at 1 s: the answer's second second was played twice.
     answer_s = speech.seconds(speech.speak(ANSWER))
@@ -142,7 +149,7 @@ async def test_the_answers_own_echo_interrupts_nothing(
     assert protocol.BARGE_IN not in {event.type for event in before}
     log = home.sat.log_text()
     stutters = log.count("Paused stream s1")
-    assert stutters == log.count("Resumed stream s1 by itself")
+    assert stutters == log.count("Resumed by itself")
     assert stutters <= most_stutters
 
 
