@@ -12,7 +12,7 @@ import time
 from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
 from .connections import ConnectionLimit
-from .discovery import start_zeroconf
+from .discovery import announce_in_background, withdraw
 from .echo_cancel import EchoCancelError
 from .echo_path import EchoPath, echo_cancel_available
 from .enhance import EnhanceError, MicEnhancer
@@ -175,8 +175,8 @@ async def _run(
         echo.mode,
         "installed" if coordinator.gate.available else "not installed",
     )
-    zeroconf = (
-        await start_zeroconf(settings.name, settings.host, settings.port)
+    announcing = (
+        announce_in_background(settings.name, settings.host, settings.port)
         if settings.zeroconf
         else None
     )
@@ -217,8 +217,8 @@ async def _run(
     await player.close()
     if hooks is not None:
         await hooks.close()
-    if zeroconf is not None:
-        await zeroconf.async_close()
+    if announcing is not None:
+        await withdraw(announcing)
     return code
 
 

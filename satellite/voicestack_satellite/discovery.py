@@ -8,12 +8,14 @@ the asking host, where every zeroconf process on that host listens: with two
 satellites on one host the kernel hands it to either, so the second may never
 hear that its name is taken. Before registering, the satellite therefore asks
 once by multicast, which every process hears, and lets the answers fill the
-cache the probe checks.
+cache the probe checks. All of it takes about 2 s, so it runs beside the
+satellite's start rather than before its mic loop (``announce_in_background``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 from typing import Any
@@ -32,7 +34,21 @@ _DNS_CLASS_IN = 1  # without the unicast-response bit: answered by multicast
 _LOGGER = logging.getLogger("voicestack_satellite")
 
 
-async def start_zeroconf(name: str, host: str, port: int) -> Any | None:
+def announce_in_background(name: str, host: str, port: int) -> asyncio.Task[Any]:
+    """Start announcing ``name``; give the task to ``withdraw`` on the way out."""
+    return asyncio.create_task(_announce(name, host, port), name="zeroconf")
+
+
+async def withdraw(announcing: asyncio.Task[Any]) -> None:
+    """Stop announcing: the announcement is withdrawn, or never finishes."""
+    announcing.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        aiozc = await announcing
+        if aiozc is not None:
+            await aiozc.async_close()
+
+
+async def _announce(name: str, host: str, port: int) -> Any | None:
     """Announce ``name`` at ``host:port``; the AsyncZeroconf, or None on failure.
 
     A failure (no zeroconf package, no multicast) is logged, never fatal: the
@@ -56,10 +72,12 @@ async def start_zeroconf(name: str, host: str, port: int) -> Any | None:
         aiozc = AsyncZeroconf()
         await _hear_names_in_use(aiozc.zeroconf)
         await aiozc.async_register_service(info, allow_name_change=True)
-    except (OSError, ZeroconfError) as err:
-        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
+    except (OSError, ZeroconfError, asyncio.CancelledError) as err:
         if aiozc is not None:
             await aiozc.async_close()
+        if isinstance(err, asyncio.CancelledError):
+            raise
+        _LOGGER.warning("Zeroconf discovery unavailable: %s", err)
         return None
     _LOGGER.info("Announced on zeroconf as %s", info.name)
     return aiozc

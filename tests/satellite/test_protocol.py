@@ -199,6 +199,22 @@ async def test_it_announces_itself_on_zeroconf(tmp_path: Path) -> None:
     assert "Announced on zeroconf" in sat.log_text()
 
 
+async def test_stopped_while_it_announces_it_exits_cleanly(tmp_path: Path) -> None:
+    """The announcement (about 2 s) runs beside the start: SIGTERM cuts it short."""
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    async with satellite(
+        tmp_path, "--mic-file", str(wav), "--name", f"zc-{tmp_path.name}", zeroconf=True
+    ) as sat:
+        pass  # it answers describe at once; stop it before it is announced
+
+    log = sat.log_text()
+    assert sat.process.returncode == 0
+    assert "Stopping" in log
+    assert "Announced on zeroconf" not in log
+    assert "Traceback" not in log
+    assert "Task was destroyed" not in log
+
+
 async def test_two_satellites_with_one_name_are_both_announced(tmp_path: Path) -> None:
     """The second "Kitchen" becomes "Kitchen-2" (it crashed on a non-unique name)."""
     wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
