@@ -53,9 +53,9 @@ from devstack import speech
 from devstack.room import Room
 from devstack.satellite import read_until, run_satellite, satellite
 from voicestack_satellite import protocol
-from voicestack_satellite.capture import Capture
+from voicestack_satellite.capture import Capture, VoiceStart
 from voicestack_satellite.echo_path import EchoPath
-from voicestack_satellite.vad import SpeechDetector
+from voicestack_satellite.vad import WINDOW_SAMPLES, SpeechDetector
 
 SENTENCES = (
     "Here is the news from your home tonight, room by room, as it stands.",
@@ -213,11 +213,14 @@ def cpu_per_second() -> tuple[float, float, float, float]:
 
         return process
 
-    detector, capture = SpeechDetector(), Capture(1.0)
+    detector, capture, voice = SpeechDetector(), Capture(1.0), VoiceStart(15)
 
     def listening(chunk: np.ndarray) -> None:  # what BargeIn does per chunk
         detector.windows(chunk)
         capture.heard(chunk, chunk)
+        for at in range(0, len(chunk), WINDOW_SAMPLES):  # each window's level
+            window = chunk[at : at + WINDOW_SAMPLES].astype(np.float64)
+            voice.window(np.sqrt(np.mean(window**2)) > 100.0, at)
 
     wake = RawWakeWords(["hey_jarvis"])
     floor = timed(wake.process)

@@ -2,16 +2,17 @@
 
 Only when the owner's ``voicestack-barge-in-config`` enabled it, and only over
 a stream whose ``audio-start`` said ``barge_in`` (a voice response; never an
-announcement or our own sounds). The mic as this hears it has the answer's own
-voice removed (``echo_path.py``); a window counts as speech when the VAD says
-so and it is louder than what cancellation leaves of the echo (``RESIDUAL_DB``
-under what the speaker just played). Per 10 ms window:
+announcement or our own sounds). A window is speech when the VAD hears speech in
+the mic as it came (AEC3 mangles a voice over the echo: pymicro-vad gave a clear
+one 0.1 for half a second) and, the answer's voice removed (``echo_path.py``), it
+is louder than what cancellation leaves of the echo (``RESIDUAL_DB`` under what
+the speaker just played). Per 10 ms window:
 
 1. **Pause fast.** ``PAUSE_AFTER_S`` of speech pauses the player: an
    interruption is heard within about a tenth of a second.
 2. **Confirm slow.** Speech that lasts ``min_speech_s`` (the owner's setting)
    is a barge-in: ``voicestack-barge-in`` {stream, played, onset} goes to the
-   owner and the mic is captured from the onset, preroll included. Speech that
+   owner and the mic is captured from just before the voice began. Speech that
    stops sooner (a cough, a door) was not one: the player resumes by itself
    where it paused, and the owner hears nothing (counted in ``false_starts``).
 3. **Name the voice.** With voiceprints, ``GATE_WINDOW_S`` of speech from the
@@ -36,11 +37,10 @@ from wyoming.event import Event
 
 from .audio import RATE
 from .barge_in_protocol import BargeInConfig, barge_in_event, voice_event
-from .capture import Capture
+from .capture import Capture, VoiceStart
 from .player import Player
 from .speaker_gate import SpeakerGate
 from .vad import WINDOW_SAMPLES, SpeechDetector
-from .voiceprint import NoSpeechError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,14 +49,16 @@ PAUSE_AFTER_S: Final = 0.05  # speech that pauses the answer (tentatively)
 # echo (-10 dB in a living room) with 2 dB or more cancelled never is (AEC3
 # takes 20-30 dB off once converged; less in its first seconds).
 RESIDUAL_DB: Final = -12.0
-END_QUIET_S: Final = 0.15  # no speech this long ends a speech run
+VOICE_DB: Final = RESIDUAL_DB - 6.0  # louder: may be a voice's soft start
+END_QUIET_S: Final = 0.15  # no speech this long ends a speech run over the answer
+# Paused, the answer is silent: a run ends between phrases, not words (with 0.15 s,
+# 1 in 4 "Turn on the fan." over an answer broke into runs too short to report).
+PAUSED_QUIET_S: Final = 0.4
 HOLD_QUIET_S: Final = 0.5  # after a resume: quiet that ends the voice let go by
 GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
 GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
-
-
-def _rms(samples: np.ndarray) -> float:
-    return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
+_OVER_RESIDUAL: Final = 10 ** (RESIDUAL_DB / 20)
+_OVER_VOICE: Final = 10 ** (VOICE_DB / 20)
 
 
 def windows(seconds: float) -> int:
@@ -98,8 +100,8 @@ class BargeIn:
         self._start_request = start_request
         self.config = BargeInConfig()
         self._vad = SpeechDetector()
-        # From the onset's preroll to the report, at most min_speech_s (2 s) later.
         self._capture = Capture(preroll_s)
+        self._voice = VoiceStart(windows(END_QUIET_S))
         self.phase = Phase.WATCH
         self.false_starts = 0  # pauses that resumed by themselves
         self.reported = 0  # barge-ins reported to the owner
@@ -110,6 +112,7 @@ class BargeIn:
 
     def _reset_run(self) -> None:
         self._onset: int | None = None  # mic sample where the speech run began
+        self._voice_from = 0  # mic sample where its voice began (VoiceStart)
         self._voiced = 0  # speech windows in the run
         self._quiet = 0  # windows without speech since the last speech
 
@@ -132,9 +135,7 @@ class BargeIn:
 
         Every chunk comes here. ``echo``: per 10 ms window, how loud the echo
         may be (``EchoPath``); ``armed`` False (a request streams): nothing is
-        detected. The gate hears ``mic``; a request gets ``raw`` from the onset
-        on (speech-to-text copes with a faint echo better than with the
-        artefacts of cancelling it while someone talks) and ``mic`` before it.
+        detected. What the gate and a request hear of them: ``capture.py``.
         """
         self._capture.heard(raw, mic)
         if not (self.config.enabled and armed):
@@ -143,11 +144,13 @@ class BargeIn:
             self._reset_run()
             return
         start = end - len(mic)
-        floor = echo * 10 ** (RESIDUAL_DB / 20)
-        for index, vad_speech in enumerate(self._vad.windows(mic)):
+        for index, vad_speech in enumerate(self._vad.windows(raw)):
             window = mic[index * WINDOW_SAMPLES : (index + 1) * WINDOW_SAMPLES]
-            speech = vad_speech and (index >= len(floor) or _rms(window) > floor[index])
-            self._step(speech, start + index * WINDOW_SAMPLES)
+            loudness = np.sqrt(np.mean(window.astype(np.float64) ** 2))
+            at = start + index * WINDOW_SAMPLES
+            echo_here = echo[index] if index < len(echo) else 0.0
+            self._voice.window(loudness > echo_here * _OVER_VOICE, at)
+            self._step(vad_speech and loudness > echo_here * _OVER_RESIDUAL, at)
 
     def _watched(self) -> tuple[str, str, int] | None:
         """(player id, owner id, played) of an answer playing now that may pause."""
@@ -161,8 +164,8 @@ class BargeIn:
         if speech:
             if self._onset is None:
                 self._onset = at
-            self._voiced += 1
-            self._quiet = 0
+                self._voice_from = self._voice.began(at)
+            self._voiced, self._quiet = self._voiced + 1, 0
         else:
             self._quiet += 1
         if self.phase is Phase.WAITING:
@@ -173,7 +176,9 @@ class BargeIn:
             if self._quiet >= windows(HOLD_QUIET_S):
                 self.phase = Phase.WATCH
                 self._reset_run()
-        elif self._quiet >= windows(END_QUIET_S):
+        elif self._quiet >= windows(
+            END_QUIET_S if self.phase is Phase.WATCH else PAUSED_QUIET_S
+        ):
             self._run_ended()
         elif self.phase is Phase.WATCH and self._voiced >= windows(PAUSE_AFTER_S):
             self._pause()
@@ -208,7 +213,7 @@ class BargeIn:
         _player_id, owner_id, played = self._paused
         self._send(barge_in_event(owner_id, played, self._onset))
         self.reported += 1
-        self._capture.begin(self._onset)
+        self._capture.begin(self._onset, self._voice_from)
         self._since = at
         self.phase = Phase.WAITING
         _LOGGER.info("Barge-in: speech over stream %s (played %d)", owner_id, played)
@@ -238,14 +243,9 @@ class BargeIn:
 
     async def _name_voice(self, owner_id: str, speech: np.ndarray) -> None:
         config = self.config
-        try:
-            embedding = await self._gate.embed(speech)
-        except NoSpeechError:
-            person, score = None, None
-        else:
-            person, score = self._gate.closest(
-                embedding, config.people, config.voiceprints, config.threshold
-            )
+        person, score = await self._gate.whose(
+            speech, config.people, config.voiceprints, config.threshold
+        )
         _LOGGER.info("Voice over stream %s: %s (score %s)", owner_id, person, score)
         if self.phase is Phase.WAITING and self._paused and self._paused[1] == owner_id:
             self._send(voice_event(owner_id, person, score, len(speech) / RATE))

@@ -6,6 +6,12 @@ and as it came (what a request sends: speech-to-text copes with a faint echo
 better than with the artefacts of cancelling it while someone talks). Both are
 bounded: the recent past by the preroll and the longest confirmation, a capture
 by ``CAPTURE_MAX_S``.
+
+A request does not take the whole preroll: before the onset, the answer was
+playing, and what cancellation leaves of it is words to speech-to-text (tiny.en
+made "long. Turn on the fan." of 1 s of it). It starts ``LEAD_S`` before the
+voice began (``VoiceStart``): measured on 37 requests over an answer, 34 came
+back word for word, against 29 with the whole second.
 """
 
 from __future__ import annotations
@@ -19,6 +25,39 @@ from .preroll import PrerollBuffer
 
 CAPTURE_MAX_S: Final = 15.0
 RECENT_S: Final = 3.0  # beyond the preroll: the longest min_speech_s (2 s) and more
+LEAD_S: Final = 0.1  # kept before the voice began: its first consonant is soft
+
+
+class VoiceStart:
+    """Where the stretch of mic windows loud enough to be a voice began.
+
+    A window is loud when it is louder than cancellation leaves of the echo
+    (a margin under the speech floor, so the voice's soft start counts); a
+    stretch ends after ``gap`` quiet windows (a speech run's end). The VAD's
+    onset comes tens of milliseconds, at times half a second, after the voice
+    began; the level does not lag.
+    """
+
+    def __init__(self, gap: int) -> None:
+        """A stretch survives up to ``gap`` quiet windows."""
+        self._gap = gap
+        self._quiet = 0
+        self._since: int | None = None  # mic sample where the stretch began
+
+    def window(self, loud: bool, at: int) -> None:
+        """One 10 ms window starting at mic sample ``at``."""
+        if loud:
+            self._quiet = 0
+            if self._since is None:
+                self._since = at
+        elif self._since is not None:
+            self._quiet += 1
+            if self._quiet >= self._gap:
+                self._since = None
+
+    def began(self, at: int) -> int:
+        """Where the voice heard at mic sample ``at`` began (``at`` if not loud)."""
+        return at if self._since is None else min(self._since, at)
 
 
 class Capture:
@@ -43,9 +82,14 @@ class Capture:
             self._cleaned.append(cleaned)
             self._raw.append(raw)
 
-    def begin(self, onset: int) -> None:
-        """Capture from ``onset`` minus the preroll, what is held of it included."""
-        self._onset, self.start = onset, max(0, onset - self._preroll)
+    def begin(self, onset: int, voice: int) -> None:
+        """Capture from ``LEAD_S`` before the ``voice`` began, what is held included.
+
+        At most the preroll before the speech ``onset``.
+        """
+        lead = round(LEAD_S * RATE)
+        self._onset = onset
+        self.start = max(0, onset - self._preroll, min(voice, onset) - lead)
         self._cleaned = [self._recent.since(self.start)]
         self._raw = [self._recent_raw.since(self.start)]
 

@@ -18,7 +18,12 @@ import logging
 
 import numpy as np
 
-from .voiceprint import SpeakerEncoder, WeightsMissingError, resemblyzer_weights_path
+from .voiceprint import (
+    NoSpeechError,
+    SpeakerEncoder,
+    WeightsMissingError,
+    resemblyzer_weights_path,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,6 +54,20 @@ class SpeakerGate:
         """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker, self._embed, samples)
+
+    async def whose(
+        self,
+        samples: np.ndarray,
+        people: tuple[str, ...],
+        voiceprints: np.ndarray | None,
+        threshold: float,
+    ) -> tuple[str | None, float | None]:
+        """``closest`` for the voice in ``samples``; (None, None) if it holds none."""
+        try:
+            embedding = await self.embed(samples)
+        except NoSpeechError:
+            return None, None
+        return self.closest(embedding, people, voiceprints, threshold)
 
     def _embed(self, samples: np.ndarray) -> np.ndarray:
         if self._encoder is None:

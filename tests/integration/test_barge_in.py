@@ -158,10 +158,14 @@ async def enroll_joe(house: House) -> None:
 
 
 async def ask_for_the_house(house: House) -> Playback:
-    """Ask with the wake word for the house report; its playback once it plays."""
+    """Ask with the wake word for the house report; its playback once it plays.
+
+    As a user does: "Hey Jarvis", the chime (the mic is muted while it plays),
+    the question.
+    """
     speaker = house.runtime.hub.speaker
     before = speaker.last
-    await house.room.say(speech.speak("Hey Jarvis."))
+    await house.room.say(speech.pad(speech.speak("Hey Jarvis."), 0.0, 0.7))
     await house.room.say(speech.speak("Tell me about the house."))
     await wait_for(
         lambda: (
@@ -169,11 +173,14 @@ async def ask_for_the_house(house: House) -> Playback:
             and speaker.last is not None
             and speaker.last.interruptible
             and speaker.last.first_audio_at is not None
+            and bool(speaker.last.sentences)
         ),
         30,
         "the answer",
     )
     assert speaker.last is not None
+    first = speaker.last.sentences[0].text
+    assert first.startswith("Here is the news"), f"not the house report: {first!r}"
     return speaker.last
 
 
