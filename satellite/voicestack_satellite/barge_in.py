@@ -142,6 +142,7 @@ class BargeIn:
             return
         if self.phase is Phase.WATCH and self._watched() is None:
             self._reset_run()
+            self._voice.reset()
             return
         start = end - len(mic)
         for index, vad_speech in enumerate(self._vad.windows(raw)):

@@ -55,6 +55,10 @@ class VoiceStart:
             if self._quiet >= self._gap:
                 self._since = None
 
+    def reset(self) -> None:
+        """The windows to come do not follow the last ones (no answer was watched)."""
+        self._since, self._quiet = None, 0
+
     def began(self, at: int) -> int:
         """Where the voice heard at mic sample ``at`` began (``at`` if not loud)."""
         return at if self._since is None else min(self._since, at)

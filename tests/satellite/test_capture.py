@@ -42,6 +42,14 @@ def test_outside_a_loud_stretch_the_voice_begins_where_it_is_heard() -> None:
     assert voice.began(4 * WINDOW_SAMPLES) == 4 * WINDOW_SAMPLES  # never later
 
 
+def test_a_stretch_does_not_reach_across_a_reset() -> None:
+    voice = VoiceStart(gap=3)
+    _windows(voice, "###")
+    voice.reset()  # no answer played for a while: these windows are long gone
+    _windows(voice, "#", first=500)
+    assert voice.began(500 * WINDOW_SAMPLES) == 500 * WINDOW_SAMPLES
+
+
 def _capture(seconds: float = 2.0) -> Capture:
     """A capture (1 s preroll) that heard ``seconds``: cleaned 1s, raw 2s."""
     capture = Capture(1.0)
