@@ -3,7 +3,8 @@
 Enrolling records a person's voice on one satellite (``enrollment.py``), so
 that every satellite's speaker gate can tell them from the TV when they talk
 over an answer. Forgetting removes it everywhere. Both take a ``person``
-entity: the voice belongs to a person of this home, not to a satellite.
+entity: the voice belongs to a person of this home, not to a satellite. Both
+are for administrators only (like the options' Voices step).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from homeassistant.core import (
 )
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.service import async_register_admin_service
 import voluptuous as vol
 
 from .const import DOMAIN
@@ -67,14 +69,18 @@ def async_setup_voiceprint_actions(hass: HomeAssistant) -> None:
                 translation_placeholders={"person": person},
             )
 
-    hass.services.async_register(
+    # A voice is biometric data: only an administrator records or removes one.
+    async_register_admin_service(
+        hass,
         DOMAIN,
         "enroll_voice",
         enroll,
         schema=ENROLL_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )
-    hass.services.async_register(DOMAIN, "forget_voice", forget, schema=FORGET_SCHEMA)
+    async_register_admin_service(
+        hass, DOMAIN, "forget_voice", forget, schema=FORGET_SCHEMA
+    )
 
 
 def _known_person(hass: HomeAssistant, person: str) -> str:
