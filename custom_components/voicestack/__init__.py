@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from homeassistant.config_entries import SOURCE_IGNORE
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryNotReady
@@ -33,7 +34,11 @@ from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 from .satellite_announce_requests import SatelliteAnnounceRequests
 from .speech_output import SpeechOutput
 from .voiceprint_actions import async_setup_voiceprint_actions
-from .voiceprints import async_setup_voiceprints, voiceprint_library
+from .voiceprints import (
+    async_remove_voiceprints,
+    async_setup_voiceprints,
+    voiceprint_library,
+)
 
 MANUFACTURER = "VoiceStack"
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -124,10 +129,18 @@ async def _options_updated(hass: HomeAssistant, entry: VoiceStackConfigEntry) ->
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> None:
-    """The satellite is gone for good: so are its queue, notices and recordings."""
+    """The satellite is gone for good: so are its queue, notices and recordings.
+
+    The enrolled voices belong to no one satellite: they go with the last one.
+    """
     await DeferredQueueStore(hass, entry.entry_id, lambda: None).async_remove()
     await recording_library(hass).async_delete_entry(entry.entry_id)
     async_remove_issues(hass, entry.entry_id)
+    if not any(
+        other.entry_id != entry.entry_id and other.source != SOURCE_IGNORE
+        for other in hass.config_entries.async_entries(DOMAIN)
+    ):
+        await async_remove_voiceprints(hass)
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:

@@ -8,18 +8,27 @@ barge-in settings. Nothing leaves the home: no audio is kept, only the vectors.
 
 One library per Home Assistant (``voiceprint_library``), shared by every
 satellite; subscribers hear each change so the satellites get it at once.
+
+A voiceprint is biometric data, so the file is private (0600, like the
+recordings), and a voice goes with its owner: with the person (their entity
+removed from the registry), and every voice with the last satellite entry
+(``async_remove_entry``). A renamed person keeps their voice under the new id:
+under the old one it would belong to whoever is given that id next.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 import logging
 import math
+import os
 from typing import Any
 
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.const import ATTR_ENTITY_ID
+from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.storage import Store
 from homeassistant.util.hass_dict import HassKey
 
@@ -56,13 +65,25 @@ class VoiceprintLibrary:
 
     def __init__(self, hass: HomeAssistant) -> None:
         """Empty until ``async_load``."""
-        self._store: Store[dict[str, Any]] = Store(hass, STORAGE_VERSION, STORAGE_KEY)
+        self._hass = hass
+        self._store: Store[dict[str, Any]] = Store(
+            hass, STORAGE_VERSION, STORAGE_KEY, private=True
+        )
         self._voices: dict[str, EnrolledVoice] = {}
         self._subscribers = Subscribers[CALLBACK_TYPE]()
 
     async def async_load(self) -> None:
-        """Read the stored voices; an entry that does not read is dropped, logged."""
-        data = await self._store.async_load() or {}
+        """Read the stored voices; an entry that does not read is dropped, logged.
+
+        A file an earlier VoiceStack wrote readable by all is made private.
+        """
+        data = await self._store.async_load()
+        if data is None:
+            return
+        try:
+            await self._hass.async_add_executor_job(os.chmod, self._store.path, 0o600)
+        except OSError as err:
+            _LOGGER.warning("Cannot make the voiceprints private: %s", err)
         for person, raw in (data.get("voices") or {}).items():
             try:
                 self._voices[person] = _voice_from_storage(person, raw)
@@ -106,9 +127,23 @@ class VoiceprintLibrary:
         await self._save()
         return True
 
+    async def async_rename(self, old: str, new: str) -> None:
+        """The person ``old`` is now ``new`` (their entity id was changed)."""
+        voice = self._voices.pop(old, None)
+        if voice is None:
+            return
+        self._voices[new] = replace(voice, person=new)
+        await self._save()
+
+    async def async_remove(self) -> None:
+        """Forget every voice and delete the file (the last satellite is gone)."""
+        self._voices.clear()
+        await self._store.async_remove()
+        self._tell()
+
     @callback
     def async_subscribe(self, listener: CALLBACK_TYPE) -> CALLBACK_TYPE:
-        """Call ``listener`` after every enrollment and forgetting; the remover."""
+        """Call ``listener`` after every change of the voices; the remover."""
         return self._subscribers.add(listener)
 
     async def _save(self) -> None:
@@ -124,6 +159,9 @@ class VoiceprintLibrary:
                 }
             }
         )
+        self._tell()
+
+    def _tell(self) -> None:
         for listener in self._subscribers:
             listener()
 
@@ -144,9 +182,34 @@ def _voice_from_storage(person: str, raw: dict[str, Any]) -> EnrolledVoice:
 
 
 async def async_setup_voiceprints(hass: HomeAssistant) -> None:
-    """Load the library once, at setup."""
+    """Load the library once, at setup; it follows the people for good."""
     library = hass.data[DATA_VOICEPRINTS] = VoiceprintLibrary(hass)
     await library.async_load()
+
+    @callback
+    def is_person(data: er.EventEntityRegistryUpdatedData) -> bool:
+        return data[ATTR_ENTITY_ID].startswith("person.")
+
+    async def person_changed(event: Event[er.EventEntityRegistryUpdatedData]) -> None:
+        """A person deleted takes their voice; one renamed keeps it."""
+        data = event.data
+        if data["action"] == "remove":
+            await library.async_forget(data[ATTR_ENTITY_ID])
+        elif data["action"] == "update" and "old_entity_id" in data:
+            await library.async_rename(data["old_entity_id"], data[ATTR_ENTITY_ID])
+
+    hass.bus.async_listen(
+        er.EVENT_ENTITY_REGISTRY_UPDATED, person_changed, event_filter=is_person
+    )
+
+
+async def async_remove_voiceprints(hass: HomeAssistant) -> None:
+    """Every voice forgotten and its file deleted (the last entry was removed).
+
+    Also when VoiceStack was not set up in this run (an entry removed at once).
+    """
+    library = hass.data.get(DATA_VOICEPRINTS) or VoiceprintLibrary(hass)
+    await library.async_remove()
 
 
 def voiceprint_library(hass: HomeAssistant) -> VoiceprintLibrary:

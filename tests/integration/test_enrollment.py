@@ -38,10 +38,18 @@ PRINT = {"embedding": [0.0, 1.0] + [0.0] * 254, "seconds": 2.5}
 
 
 async def connected(
-    hass: HomeAssistant, stack: AsyncExitStack, *, voiceprint: bool = True
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    *,
+    voiceprint: bool = True,
+    alice: bool = True,
 ) -> tuple[FakeSatellite, str]:
-    """A peer that plays at once, VoiceStack on it, and Alice; the entry id."""
-    hass.states.async_set(ALICE, "home")
+    """A peer that plays at once, VoiceStack on it, and Alice; the entry id.
+
+    ``alice=False``: the test made a real person of her.
+    """
+    if alice:
+        hass.states.async_set(ALICE, "home")
     peer = await stack.enter_async_context(
         FakeSatellite(
             extensions=tuple(protocol.PEER_EVENTS),
