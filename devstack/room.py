@@ -2,11 +2,14 @@
 
 The satellite runs with ``--snd-command`` set to ``Room.speaker_command`` (the
 player's PCM reaches the room as the speaker would play it, in real time) and
-``--mic-stdin`` fed by the room (``attach``). Each speaker sample is heard in
-the mic ``delay_s`` after it played, ``echo_db`` quieter; voices (``say``)
-are mixed on top. Time is the event loop's: mic sample ``n`` is heard at
-``start + n / 16000``, and the room writes each 80 ms chunk when it is over,
-as a sound card would deliver it.
+``--mic-stdin`` fed by the room (``attach``). What the mic hears is the room
+preset's (``devstack.room_presets``, ``devstack.room_air``): in ``simple``, each
+speaker sample ``delay_s`` after it played, ``echo_db`` quieter, and voices
+(``say``) on top; in the others, the echo and the voices through the room's
+impulse responses, the mic on a drifting clock, a clipping speaker and noise.
+Time is the event loop's: mic sample ``n`` is heard at ``start + n / rate``
+(16000, or off by the preset's drift), and the room writes each 80 ms chunk
+when it is over (plus the preset's jitter), as a sound card would deliver it.
 
 What the speaker played is kept with the time it arrived, so a test can
 transcribe it (``played``) and find when it went quiet and when it started
@@ -28,10 +31,10 @@ from typing import IO, Self
 
 import numpy as np
 
-from devstack import servers
+from devstack import room_presets, servers
+from devstack.room_air import CHUNK, Air, ShoeboxAir, SimpleAir
+from devstack.room_presets import RATE, Preset
 
-RATE = 16000
-CHUNK = 1280  # 80 ms: the satellite's mic chunk
 GAP_S = 0.06  # no speaker audio this long: the speaker went quiet (not jitter)
 SPEECH_LEVEL = 500  # a sample this loud (int16) is speech, not its leading silence
 
@@ -48,15 +51,26 @@ class Room:
     """The speaker's echo and people's voices, in one mic, in real time."""
 
     def __init__(
-        self, folder: Path, *, echo_db: float | None = -10.0, delay_s: float = 0.04
+        self,
+        folder: Path,
+        preset: str | Preset = "simple",
+        *,
+        seed: int | None = None,
+        echo_db: float | None = -10.0,
+        delay_s: float = 0.04,
     ) -> None:
-        """``echo_db`` None: the mic does not hear the speaker at all."""
+        """A room of ``preset`` (``seed``: the preset's own unless given).
+
+        ``echo_db`` and ``delay_s`` are the simple room's (None: the mic does not
+        hear the speaker at all).
+        """
         self.socket_path = folder / "room.sock"
-        self._gain = 0.0 if echo_db is None else 10 ** (echo_db / 20)
-        self._delay = round(delay_s * RATE)
-        self._air = np.zeros(0, dtype=np.float32)  # mic samples from _origin on
-        self._origin = 0
-        self._written = 0  # mic samples written to the satellite
+        self.preset = room_presets.preset(preset, seed)
+        self._air: Air = (
+            SimpleAir(echo_db, delay_s)
+            if self.preset.simple
+            else ShoeboxAir(self.preset)
+        )
         self._start: float | None = None  # loop time of mic sample 0
         self.speaker: list[tuple[float, np.ndarray]] = []  # (arrival, samples)
         self._server: asyncio.Server | None = None
@@ -94,23 +108,31 @@ class Room:
         """The mic sample sounding now."""
         assert self._start is not None, "attach the mic first"
         loop = asyncio.get_running_loop()
-        return max(self._written, round((loop.time() - self._start) * RATE))
+        now = round((loop.time() - self._start) * self._air.rate)
+        return max(self._air.written, now)
 
-    def say_now(self, pcm: bytes, gain_db: float = 0.0) -> Heard:
-        """Mix 16 kHz ``pcm`` into the mic from now on; where it starts."""
+    def say_now(self, pcm: bytes, gain_db: float = 0.0, source: str = "user") -> Heard:
+        """Mix 16 kHz ``pcm`` into the mic from now on; where it starts.
+
+        ``source``: where the voice stands, ``user`` or ``other`` (the simple
+        room has no places). Its start is where the mic hears its first loud
+        sample's direct sound.
+        """
         samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
         start = self.now_sample()
-        self._add(start, samples * 10 ** (gain_db / 20))
+        delay = self._air.voice(start, samples * 10 ** (gain_db / 20), source)
         assert self._start is not None
         loud = np.flatnonzero(np.abs(samples) > SPEECH_LEVEL)
-        onset = start + (int(loud[0]) if len(loud) else 0)
-        return Heard(onset, self._start + onset / RATE)
+        onset = start + delay + (int(loud[0]) if len(loud) else 0)
+        return Heard(onset, self._start + onset / self._air.rate)
 
-    async def say(self, pcm: bytes, gain_db: float = 0.0) -> Heard:
+    async def say(
+        self, pcm: bytes, gain_db: float = 0.0, source: str = "user"
+    ) -> Heard:
         """``say_now``, returning once the mic has heard all of it."""
         end = self.now_sample() + len(pcm) // 2
-        heard = self.say_now(pcm, gain_db)
-        while self._written < end:
+        heard = self.say_now(pcm, gain_db, source)
+        while self._air.written < end:
             self._progress.clear()
             await self._progress.wait()
         return heard
@@ -175,17 +197,6 @@ class Room:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _add(self, start: int, samples: np.ndarray) -> None:
-        """Mix ``samples`` into the air from mic sample ``start`` (never the past)."""
-        skip = max(0, self._written - start)
-        samples, start = samples[skip:], start + skip
-        end = start + len(samples) - self._origin
-        if end > len(self._air):
-            grown = np.zeros(end, dtype=np.float32)
-            grown[: len(self._air)] = self._air
-            self._air = grown
-        self._air[start - self._origin : end] += samples
-
     async def _speaker_connected(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
@@ -199,25 +210,21 @@ class Room:
                 samples = np.frombuffer(data, dtype=np.int16).copy()
                 arrived = loop.time()
                 self.speaker.append((arrived, samples))
-                if self._start is not None and self._gain:
-                    at = round((arrived - self._start) * RATE) + self._delay
-                    self._add(at, samples.astype(np.float32) * self._gain)
+                if self._start is not None:
+                    at = (arrived - self._start) * RATE
+                    self._air.play(at, samples.astype(np.float32))
         writer.close()
 
     async def _feed(self, mic: IO[bytes]) -> None:
-        """Write each 80 ms chunk when it is over, paced by the loop's clock."""
+        """Write each 80 ms chunk when it is over (on the mic's clock), in order."""
         loop = asyncio.get_running_loop()
         self._start = loop.time()
         due = self._start
         while True:
-            due += CHUNK / RATE
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            chunk = self._air[:CHUNK]
-            chunk = np.pad(chunk, (0, CHUNK - len(chunk)))
-            pcm = np.clip(chunk, -32768, 32767).astype(np.int16).tobytes()
-            self._written += CHUNK
-            self._air = self._air[CHUNK:]
-            self._origin = self._written
+            due += CHUNK / self._air.rate
+            late = self._air.jitter()
+            await asyncio.sleep(max(0.0, due + late - loop.time()))
+            pcm = self._air.take().tobytes()
             try:
                 mic.write(pcm)
                 mic.flush()

@@ -189,6 +189,38 @@ def espeak(text: str, voice: str = "en-us+f3", wpm: int = 165) -> bytes:
     return resample(to_mono_int16(data, width, channels), rate, RATE).tobytes()
 
 
+def flite(text: str, voice: str = "slt", stretch: float = 1.0) -> bytes:
+    """``text`` said by Debian's ``flite`` (slt, rms, awb, kal), 16 kHz mono int16 PCM.
+
+    ``stretch`` > 1 speaks slower. Cached like Piper's speech: flite writes a
+    WAV file (8 kHz for kal, 16 kHz for the others), read and resampled here.
+    """
+    key = hashlib.sha256(f"flite|{voice}|{stretch}|{text}".encode()).hexdigest()
+    cached = CACHE_DIR / f"{key[:32]}.pcm"
+    if cached.exists():
+        return cached.read_bytes()
+    program = shutil.which("flite")
+    if program is None:
+        raise RuntimeError("flite is not installed (apt-get install flite)")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    wav = cached.with_suffix(f".{os.getpid()}.wav")
+    try:
+        command = [program, "-voice", voice, "--setf", f"duration_stretch={stretch}"]
+        subprocess.run(
+            [*command, "-t", text, "-o", str(wav)],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+        pcm = read_wav(wav).tobytes()
+    finally:
+        wav.unlink(missing_ok=True)
+    partial = cached.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_bytes(pcm)
+    partial.replace(cached)
+    return pcm
+
+
 def read_wav_pcm(path: str | os.PathLike[str]) -> bytes:
     """A WAV file of any format as 16 kHz mono int16 PCM."""
     return read_wav(path).tobytes()

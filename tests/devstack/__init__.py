@@ -1,0 +1,1 @@
+"""Tests: the dev stack's listening harness (rooms, voices, the ear)."""
