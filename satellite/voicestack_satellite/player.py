@@ -208,8 +208,12 @@ class Player:
 
         Each dropped stream still reports ``played``: the peer waits for it. Its
         audio is let go at once, and a large flush gives the memory back to the
-        system (``memory.release_freed_memory``).
+        system (``memory.release_freed_memory``). A pause holds the stream it
+        paused: when that one goes, the pause ends with it, so what comes next
+        (the reply to a barge-in) plays. Dropping only streams queued behind it
+        keeps the pause.
         """
+        head = self._streams[0] if self._streams else None
         dropped: list[PlayerStream] = []
         kept: deque[PlayerStream] = deque()
         for stream in self._streams:
@@ -222,7 +226,7 @@ class Player:
         held = sum(stream.release() for stream in dropped)
         if held >= RELEASE_AFTER_S * self._rate:
             release_freed_memory()
-        if only is None:
+        if only is None or any(stream is head for stream in dropped):
             self._paused = False
         self._room.set()
         self._signal_control()

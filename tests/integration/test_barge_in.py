@@ -9,7 +9,8 @@ itself; espeak-ng is the intruder (the TV). Covered, as issue 13 asks:
 
 - the intruder pauses the answer, and it resumes at the start of the
   interrupted sentence (whisper hears that sentence begin again);
-- joe saying "turn on the fan" stops the answer, and the fan turns on;
+- joe saying "turn on the fan" stops the answer, the fan turns on, and the
+  reply is heard;
 - four intruders in a row: three resumes, then the answer stays silent;
 - the answer's own echo interrupts nothing.
 """
@@ -215,10 +216,23 @@ async def test_another_voice_pauses_the_answer_and_it_resumes_at_the_sentence(
 async def test_the_enrolled_voice_stops_the_answer_and_the_fan_turns_on(
     house: House,
 ) -> None:
+    loop = asyncio.get_running_loop()
     await ask_for_the_house(house)
     await asyncio.sleep(4.0)
-    await house.room.say(speech.speak("Turn on the fan."))
+    request = await house.room.say(speech.speak("Turn on the fan."))
+    said = loop.time()
     await wait_for(lambda: house.hass.states.get(FAN).state == STATE_ON, 30, "the fan")
+    # And the user hears the reply: it was silent, the player still paused on
+    # the answer it had dropped (issue 26). What the speaker played after the
+    # request was said is the reply, whole, and nothing of the answer.
+    await wait_for(lambda: house.room.playing_after(said) is not None, 15, "a reply")
+    replied_at = house.room.playing_after(said)
+    assert replied_at is not None
+    await house.room.quiet(replied_at, quiet_s=1.0)
+    reply = words(speech.transcribe(house.room.played(since=said)))
+    assert reply[:2] == ["turned", "on"], reply
+    assert "news" not in reply and "kitchen" not in reply, reply
+    assert request.at < replied_at
 
     pause, stop = house.records[:2]
     assert pause.data["kind"] == "pause"

@@ -1,0 +1,83 @@
+"""After a barge-in ends, the next answer is heard: by ear, on a real satellite.
+
+The user's barge-in dropped the paused answer and left the player paused: the
+reply ("Turned on the fan.") was sent, and nothing came out of the speaker
+(issue 26). The owner here does what Home Assistant does after each verdict,
+then sends the reply; whisper must hear it in what the speaker played.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+import re
+
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import Event
+
+from devstack import speech
+from devstack.satellite import read_until
+from tests.satellite.test_barge_in import (
+    INTRUDER,
+    REQUEST,
+    Home,
+    config,
+    living_room,
+    play_answer,
+)
+from voicestack_satellite import protocol
+
+REPLY = "Turned on the fan."
+
+
+async def _reply(home: Home, stream: str) -> float:
+    """Send ``REPLY`` as a voice response; when it was sent (loop time)."""
+    start = AudioStart(rate=16000, width=2, channels=1).event()
+    start.data[protocol.STREAM] = stream
+    start.data[protocol.BARGE_IN_FIELD] = True
+    await home.owner.write_event(start)
+    chunk = AudioChunk(rate=16000, width=2, channels=1, audio=speech.speak(REPLY))
+    await home.owner.write_event(chunk.event())
+    await home.owner.write_event(AudioStop().event())
+    return asyncio.get_running_loop().time()
+
+
+async def _heard(home: Home, stream: str, since: float) -> str:
+    """What the room heard of ``stream`` once the satellite said it was played."""
+    played, _ = await read_until(home.owner, "played", 15)
+    assert played.data == {"stream": stream, "state": "played"}
+    await home.room.quiet(since, quiet_s=0.5)
+    return speech.transcribe(home.room.played(since=since)).lower()
+
+
+async def test_the_reply_to_a_users_barge_in_is_heard(tmp_path: Path) -> None:
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await play_answer(home)
+        await asyncio.sleep(2.0)
+        home.room.say_now(speech.speak(REQUEST))
+        await read_until(home.owner, protocol.BARGE_IN, 5)
+        await home.owner.write_event(Event(protocol.BARGE_IN_REQUEST, {"stream": "s1"}))
+        flushed, _ = await read_until(home.owner, "played", 5)
+        await read_until(home.owner, "audio-stop", 10)  # the request, streamed
+        sent = await _reply(home, "s2")
+        heard = await _heard(home, "s2", sent)
+
+    assert flushed.data == {"stream": "s1", "state": "flushed"}
+    assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
+
+
+async def test_the_reply_after_a_flushed_verdict_is_heard(tmp_path: Path) -> None:
+    """Home Assistant's verdict timeout and a stale verdict flush the answer."""
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await play_answer(home)
+        await asyncio.sleep(2.0)
+        said = asyncio.create_task(home.room.say(speech.espeak(INTRUDER)))
+        await read_until(home.owner, protocol.BARGE_IN, 5)
+        await home.owner.write_event(Event(protocol.FLUSH, {}))
+        await read_until(home.owner, "played", 5)
+        await said  # the intruder is done: the reply is not talked over
+        sent = await _reply(home, "s2")
+        heard = await _heard(home, "s2", sent)
+
+    assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
+    assert "first sentence" not in heard
