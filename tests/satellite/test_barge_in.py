@@ -1,10 +1,12 @@
 """Barge-in on a real satellite in a simulated room: pause, report, obey, enroll.
 
 A real ``voicestack-satellite`` subprocess sits in ``devstack.room.Room``: its
-speaker's output comes back into its mic 40 ms later at -10 dB, and voices
-(Piper joe, espeak-ng) are mixed on top, in real time. The test is the owner,
-as Home Assistant would be: it configures barge-in, plays a three-sentence
-answer marked ``barge_in`` and answers the satellite's reports. Speech over the
+speaker's output comes back into its mic (in the ``simple`` room 40 ms later at
+-10 dB; in ``hard``, through a reverberant room, on a drifting mic clock, with
+a clipping speaker and a fan), and voices (Piper joe, espeak-ng) are mixed on
+top, in real time (devstack/room_presets.py). The test is the owner, as Home
+Assistant would be: it configures barge-in, plays a three-sentence answer
+marked ``barge_in`` and answers the satellite's reports. Speech over the
 answer pauses it and is reported; the answer's own echo interrupts nothing (echo
 cancellation or the gate); a stock peer is never paused; the user's speech
 becomes a request whisper understands; the speaker gate names an enrolled voice
@@ -70,11 +72,11 @@ class Home:
 
 @asynccontextmanager
 async def living_room(
-    tmp_path: Path, *args: str, barge_in: Event | None = None
+    tmp_path: Path, *args: str, barge_in: Event | None = None, preset: str = "simple"
 ) -> AsyncIterator[Home]:
-    """A satellite in a room, owned (and configured with ``barge_in``, if given)."""
+    """A satellite in a ``preset`` room, owned (and configured with ``barge_in``)."""
     async with (
-        Room(tmp_path) as room,
+        Room(tmp_path, preset) as room,
         satellite(tmp_path, *args, room=room) as sat,
     ):
         owner = sat.connect()
@@ -101,10 +103,11 @@ async def play_answer(home: Home, stream: str = "s1", *, marked: bool = True) ->
     return asyncio.get_running_loop().time()
 
 
+@pytest.mark.parametrize("preset", ["simple", "hard"])
 async def test_speech_over_an_answer_pauses_it_and_a_resume_plays_on(
-    tmp_path: Path,
+    tmp_path: Path, preset: str
 ) -> None:
-    async with living_room(tmp_path, barge_in=config()) as home:
+    async with living_room(tmp_path, barge_in=config(), preset=preset) as home:
         await play_answer(home)
         await asyncio.sleep(2.5)
         said = asyncio.create_task(home.room.say(speech.espeak(INTRUDER)))
