@@ -1,8 +1,8 @@
 """Barge-in's figures (issue 13), against the anchors, in one run.
 
 - **Onset to paused** and **intruder onset to resumed**: a real satellite in
-  ``devstack.room.Room`` (its answer back in the mic at -10 dB, 40 ms late)
-  plays a three-sentence Piper answer; an espeak-ng voice talks over it
+  ``devstack.room.Room`` (in ``simple``, its answer back in the mic at -10 dB,
+  40 ms late) plays a three-sentence Piper answer; an espeak-ng voice talks over it
   ``TRIALS`` times. The owner is this process, deciding with Home Assistant's
   own HA-free core (``core.barge_in.BargeIn``: resume at the sentence's
   start); the times are the room's: when the voice's first loud sample sounds,
@@ -18,7 +18,11 @@
   on every mic chunk, and one verdict's embedding, against the wake word
   engine's own CPU per second in the same run.
 
-    scripts/ha-run .venv/bin/python -m bench.barge_in      # about 5 minutes
+Rooms: ``devstack.room_presets`` by name (``simple`` unless named; each
+room's figures in turn, docs/development.md, "The listening harness").
+
+    scripts/ha-run .venv/bin/python -m bench.barge_in             # about 5 minutes
+    scripts/ha-run .venv/bin/python -m bench.barge_in simple hard  # per room
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from custom_components.voicestack.core.barge_in_policy import (
     Verdict,
 )
 from custom_components.voicestack.core.clock import LoopClock
-from devstack import speech
+from devstack import room_presets, speech
 from devstack.room import Room
 from devstack.satellite import read_until, run_satellite, satellite
 from voicestack_satellite import protocol
@@ -103,12 +107,12 @@ def config(voiceprint: list[float] | None) -> Event:
 
 
 async def latencies(
-    folder: Path, voiceprint: list[float]
+    folder: Path, voiceprint: list[float], preset: str
 ) -> list[tuple[float, float, float]]:
     """(onset to paused, onset to resumed, the voice's length) per trial."""
     pcm, sentences = answer()
     results = []
-    async with Room(folder) as room, satellite(folder, room=room) as sat:
+    async with Room(folder, preset) as room, satellite(folder, room=room) as sat:
         owner = sat.connect()
         await owner.connect()
         await run_satellite(owner)
@@ -152,7 +156,9 @@ async def latencies(
     return results
 
 
-async def self_interruptions(folder: Path, mode: str) -> tuple[int, int, float]:
+async def self_interruptions(
+    folder: Path, mode: str, preset: str
+) -> tuple[int, int, float]:
     """(barge-ins reported, pauses, seconds of answers played) with the echo only."""
     texts = itertools.cycle(
         [
@@ -162,7 +168,7 @@ async def self_interruptions(folder: Path, mode: str) -> tuple[int, int, float]:
     )
     reported = played_s = 0
     async with (
-        Room(folder) as room,
+        Room(folder, preset) as room,
         satellite(folder, "--echo-cancel", mode, room=room) as sat,
     ):
         owner = sat.connect()
@@ -253,10 +259,11 @@ def joe_voiceprint() -> list[float]:
     return (mean / np.linalg.norm(mean)).tolist()
 
 
-async def rooms() -> None:
-    """The figures that need a satellite in a room."""
+async def rooms(preset: str) -> None:
+    """The figures that need a satellite in a room, in the ``preset`` room."""
+    report(f"room: {preset}")
     with tempfile.TemporaryDirectory() as folder:
-        trials = await latencies(Path(folder), joe_voiceprint())
+        trials = await latencies(Path(folder), joe_voiceprint(), preset)
     paused = [t[0] for t in trials]
     resumed = [t[1] for t in trials]
     anchors = [t[2] + RESUME_AFTER_S for t in trials]
@@ -281,7 +288,9 @@ async def rooms() -> None:
     )
     for mode in ("aec", "gate", "external"):
         with tempfile.TemporaryDirectory() as folder:
-            reported, pauses, played_s = await self_interruptions(Path(folder), mode)
+            reported, pauses, played_s = await self_interruptions(
+                Path(folder), mode, preset
+            )
         per_hour = reported * 3600 / played_s
         report(
             f"self-interruptions, echo {mode}: {reported} barge-ins ({per_hour:.0f} per"
@@ -290,9 +299,10 @@ async def rooms() -> None:
 
 
 def main() -> None:
-    """Print every figure."""
+    """Print every figure, the room's in each room named on the command line."""
     header("barge-in (issue 13)")
-    asyncio.run(rooms())
+    for preset in sys.argv[1:] or ["simple"]:
+        asyncio.run(rooms(room_presets.preset(preset).name))
     genuine, impostor = gate_scores()
     figure(
         "gate equal-error rate (1.3 s of speech)",
