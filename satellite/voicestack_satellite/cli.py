@@ -151,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
         "said the speech ended (default 15)",
     )
     add(
+        "--no-speech-timeout",
+        type=float,
+        dest="no_speech_s",
+        help="seconds after a wake word within which speech must start; if none "
+        "does (a false wake), the request is dropped without speech-to-text. "
+        "Needs a VoiceStack peer; 0: off (default 5)",
+    )
+    add(
         "--owner-timeout",
         type=float,
         dest="owner_timeout_s",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from enum import Enum
 import logging
 import time
 
@@ -19,29 +18,16 @@ from wyoming.wake import Detection
 from .audio import RATE
 from .echo import EchoTail
 from .feedback import Feedback, FeedbackState
+from .listen_state import HEARS_SPEECH, ListenerState
 from .peer import Peer
 from .player import Player
 from .preroll import PrerollBuffer
-from .request import Request
+from .request import Ending, Request
 from .settings import Settings
 from .vad import SpeechDetector
 from .wake import WakeDetector
 
 _LOGGER = logging.getLogger(__name__)
-
-
-class ListenerState(Enum):
-    """What the mic does now, and so what may start a request."""
-
-    UNOWNED = "unowned"  # no owner: wake words are logged, nothing streams
-    PAUSED = "paused"  # the owner muted the satellite: nothing starts a request
-    WAKE_WORD = "wake word"  # only a wake word starts a request
-    WINDOW = "window"  # until ``_window_ends``: speech or a wake word starts one
-    CONTINUOUS = "continuous"  # always listening: every speech segment is one
-    STREAMING = "streaming"  # the mic goes to the owner as a request
-
-
-_HEARS_SPEECH = (ListenerState.WINDOW, ListenerState.CONTINUOUS)
 
 
 class Listener:
@@ -183,7 +169,11 @@ class Listener:
     async def _stream_live(
         self, request: Request, samples: np.ndarray, end: int
     ) -> None:
-        if request.live(samples, end):
+        ending = request.live(samples, end)
+        if ending is Ending.NO_SPEECH:
+            _LOGGER.info("No speech after the wake word: dropped at sample %s", end)
+            await self._drop_unheard(request)
+        elif ending is Ending.SPEECH_ENDED:
             _LOGGER.debug("End of speech at sample %s", end)
             await self.stop()
             self._done()
@@ -194,7 +184,7 @@ class Listener:
         # VAD only matters for those and for the echo; idle listening skips it
         # (it costs ~15 % of the wake word engine).
         speech, onset = False, 0
-        if self.state in _HEARS_SPEECH or self._player.busy:
+        if self.state in HEARS_SPEECH or self._player.busy:
             speech, onset = self._vad.process(samples)
         onset += end - len(samples)  # absolute mic sample
         # (Never while playing: on a real device the mic hears the reply.)
@@ -205,7 +195,7 @@ class Listener:
             self._window_ends = None
             self.state = self._rest
             await self._feedback.set_state(FeedbackState.IDLE)
-        elif heard and self.state in _HEARS_SPEECH:
+        elif heard and self.state in HEARS_SPEECH:
             await self._start(None, onset)
             return
         if (name := await self._detect(samples, end)) is not None:
@@ -249,9 +239,8 @@ class Listener:
             return
         request = Request(self._owner, self._mic, chime)
         s = self._settings
-        preroll = request.start(
-            wake_word, cut, s.wake_preroll_s if wake_word else s.preroll_s, self._echo
-        )
+        preroll_s = s.wake_preroll_s if wake_word else s.preroll_s
+        preroll = request.start(wake_word, cut, preroll_s, self._echo, s.no_speech_s)
         await self._streaming(request)
         if len(preroll) and self._request is request:
             request.stream(preroll)
@@ -285,8 +274,18 @@ class Listener:
         limit = self._settings.max_request_s
         _LOGGER.warning("No end of utterance from the peer after %s s", limit)
         if request.nobody_spoke:
-            request.no_speech()  # speech-to-text would make words up from silence
+            await self._drop_unheard(request)
+        else:
+            await self.stop()
+
+    async def _drop_unheard(self, request: Request) -> None:
+        """Nobody spoke: the peer drops the request, the satellite is idle again.
+
+        (Speech-to-text would make words up from the silence.)
+        """
+        request.no_speech()
         await self.stop()
+        await self._feedback.set_state(FeedbackState.IDLE)
 
     def _cancel_deadline(self) -> None:
         if self._deadline is not None:

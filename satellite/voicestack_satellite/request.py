@@ -7,6 +7,8 @@ the samples sent so far, until the listener stops it.
 
 from __future__ import annotations
 
+from enum import Enum
+
 import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
@@ -19,6 +21,13 @@ from .endpoint import Endpointer
 from .mic import CHUNK_SAMPLES
 from .peer import Peer
 from .preroll import PrerollBuffer
+
+
+class Ending(Enum):
+    """Why a request's live audio says it is over (``Request.live``)."""
+
+    SPEECH_ENDED = "end of speech"  # the room went quiet after speech
+    NO_SPEECH = "no speech"  # nobody spoke after the wake word (--no-speech-timeout)
 
 
 class Request:
@@ -56,13 +65,21 @@ class Request:
         self.stream(audio)
 
     def start(
-        self, wake_word: str | None, cut: int, preroll_s: float, echo: EchoTail
+        self,
+        wake_word: str | None,
+        cut: int,
+        preroll_s: float,
+        echo: EchoTail,
+        no_speech_s: float = 0.0,
     ) -> np.ndarray:
         """Send run-pipeline, the preroll's size and audio-start; return the preroll.
 
         ``cut`` is the wake word detection or the speech onset; ``preroll_s``
         is ``--wake-preroll`` or ``--preroll`` respectively. The preroll it
         returns goes out with ``stream`` once the caller has reported the state.
+        ``no_speech_s``: after a wake word, how long speech may take to start
+        (0: until the peer or ``--max-request`` ends the request); a request
+        a speech onset started has its speech.
         """
         self._peer.send(
             RunPipeline(
@@ -71,7 +88,9 @@ class Request:
                 wake_word_name=wake_word,
             ).event()
         )
-        preroll_start = max(0, cut - round(preroll_s * RATE))
+        # Never audio an earlier request sent: a fragment said right after one
+        # starts where that one ended (``PrerollBuffer.sent``).
+        preroll_start = max(0, self._mic.sent, cut - round(preroll_s * RATE))
         # Audio since playback, for a request started by speech: none of the
         # reply's echo goes to speech-to-text or into the room's noise floor.
         room_from = 0
@@ -83,8 +102,13 @@ class Request:
         self._send_extension(protocol.preroll_event(len(preroll), RATE, cut, start))
         self._peer.send(AudioStart(rate=RATE, width=2, channels=1, timestamp=0).event())
         if (silence := self._peer.end_of_speech_s) is not None:
-            self._endpointer = Endpointer(silence)
+            waits = no_speech_s if wake_word is not None else 0.0
+            self._endpointer = Endpointer(silence, no_speech_s=waits)
             self._endpointer.start(self._mic.since(room_from))
+            if wake_word is None:
+                # The onset came before the VAD said so: its speech is in the
+                # preroll, and a short fragment may be mostly there.
+                self._endpointer.process(preroll)
         return preroll
 
     def stream(self, samples: np.ndarray) -> None:
@@ -102,8 +126,8 @@ class Request:
             )
             self._streamed += len(part)
 
-    def live(self, samples: np.ndarray, end: int) -> bool:
-        """Send a live mic chunk ending at sample ``end``; True at end of speech.
+    def live(self, samples: np.ndarray, end: int) -> Ending | None:
+        """Send a live mic chunk ending at sample ``end``; whether the request is over.
 
         While the awake chime plays (and one chunk after), silence goes instead,
         so the request does not contain the chime.
@@ -111,7 +135,11 @@ class Request:
         muted = self._chime is not None or end <= self._mute_until
         live = np.zeros_like(samples) if muted else samples
         self.stream(live)
-        return self._endpointer is not None and self._endpointer.process(live)
+        if (endpointer := self._endpointer) is None:
+            return None
+        if endpointer.process(live):
+            return Ending.SPEECH_ENDED
+        return Ending.NO_SPEECH if endpointer.unheard else None
 
     def sound_ended(self, stream_id: str) -> None:
         """One of our sounds ended: if it was the chime, the mic counts again."""
@@ -129,7 +157,12 @@ class Request:
         self._send_extension(protocol.no_speech_event())
 
     def stop(self) -> None:
-        """audio-stop, timestamped after the last sample sent."""
+        """audio-stop, timestamped after the last sample sent.
+
+        The mic buffer remembers where: the next request starts there at the
+        earliest.
+        """
+        self._mic.sent = self._mic.end
         self._peer.send(
             AudioStop(timestamp=round(self._streamed * 1000 / RATE)).event()
         )

@@ -67,6 +67,8 @@ class Settings:
     wake_preroll_s: float = 0.3
     stop_on_wake: bool = True
     max_request_s: float = 15.0  # safety net if the peer never ends the request
+    # After a wake word nobody spoke this long: a false wake, dropped (0: off).
+    no_speech_s: float = 5.0
     owner_timeout_s: float = 30.0  # a silent owner loses the satellite to a new one
     awake_sound: Path | None = None  # None: the shipped chime
     done_sound: Path | None = None
@@ -121,6 +123,7 @@ def _read_config(path: Path) -> dict[str, object]:
         "preroll": "preroll_s",
         "wake_preroll": "wake_preroll_s",
         "max_request": "max_request_s",
+        "no_speech_timeout": "no_speech_s",
         "owner_timeout": "owner_timeout_s",
         "idle_timeout": "idle_timeout_s",
         "write_timeout": "write_timeout_s",
@@ -209,6 +212,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("--owner-timeout must be between 1 and 3600 seconds")
     if not 1.0 <= settings.max_request_s <= 300.0:
         raise SettingsError("--max-request must be between 1 and 300 seconds")
+    if not (settings.no_speech_s == 0 or 1.0 <= settings.no_speech_s <= 60.0):
+        raise SettingsError("--no-speech-timeout must be 0 (off) or 1 to 60 seconds")
     if not 0 <= settings.timer_repeat <= 100:
         raise SettingsError("--timer-repeat must be between 0 and 100")
     if settings.snd_latency_s is not None and not 0.0 <= settings.snd_latency_s <= 2.0:

@@ -134,6 +134,7 @@ def test_bad_options_are_cli_errors(tmp_path: Path) -> None:
         ("--uri", "http://x"): "--uri must look like tcp://HOST:PORT",
         ("--wake-word", "hey_nobody"): "neither a built-in model",
         ("--wake-threshold", "1.5"): "--wake-threshold must be between 0 and 1",
+        ("--no-speech-timeout", "0.5"): "--no-speech-timeout must be 0 (off) or 1",
     }
     for extra, message in cases.items():
         result = subprocess.run(

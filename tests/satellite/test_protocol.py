@@ -7,6 +7,8 @@ from pathlib import Path
 import time
 
 import numpy as np
+import pytest
+from wyoming.audio import AudioStop
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 from zeroconf import Zeroconf
@@ -15,6 +17,7 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
 from tests.satellite.owner import read_audio, send_stream, take_ownership
+from voicestack_satellite import protocol
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
 SERVICE = "_wyoming._tcp.local."
@@ -285,6 +288,32 @@ async def test_it_ends_the_request_itself_when_asked(tmp_path: Path) -> None:
     # chunk or two) after the last word, not after --max-request.
     assert 0.4 < ended - speech_ends < 1.0
     assert stop.type == "audio-stop"
+
+
+async def test_nobody_speaking_after_the_wake_word_drops_the_request(
+    tmp_path: Path,
+) -> None:
+    """A false wake: ``voicestack-no-speech`` and ``audio-stop`` 5 s after it."""
+    wake = speech.pad(speech.speak("Hey Jarvis."), 0.5, 9.0)
+    wav = speech.write_wav(tmp_path / "mic.wav", wake)
+    async with (
+        satellite(tmp_path, "--mic-file", str(wav)) as sat,
+        sat.connect() as client,
+    ):
+        await take_ownership(client, end_of_speech_s=0.7)
+        await read_until(client, "detection", 10)
+        _, streamed = await read_until(client, protocol.NO_SPEECH, 10)
+        stop, _ = await read_until(client, "audio-stop", 2)
+
+    # The audio is the clock: the 0.3 s wake preroll, then 5 s of the room
+    # (to the 80 ms mic chunk), whatever the machine's load.
+    chunks = [e for e in streamed if e.type == "audio-chunk"]
+    sent_s = sum(len(e.payload or b"") for e in chunks) / (2 * speech.RATE)
+    assert sent_s == pytest.approx(
+        AudioStop.from_event(stop).timestamp / 1000, abs=0.01
+    )
+    assert 5.0 <= sent_s - 0.3 <= 5.1
+    assert "No speech after the wake word" in sat.log_text()
 
 
 async def test_sigterm_ends_the_satellite_whatever_its_clients_do(

@@ -159,6 +159,49 @@ def test_endpointer_never_ends_while_it_stays_loud() -> None:
     assert _feed(endpointer, tv) is None
 
 
+def _unheard_at(endpointer: Endpointer, audio: np.ndarray) -> float | None:
+    """Seconds into ``audio`` after which ``unheard`` holds, in 80 ms mic chunks."""
+    for start in range(0, len(audio), 1280):
+        endpointer.process(audio[start : start + 1280])
+        if endpointer.unheard:
+            return (start + 1280) / 16000
+    return None
+
+
+def test_nobody_speaking_after_the_wake_word_is_unheard_at_the_timeout() -> None:
+    fan = _noise(8.0, 300).astype(np.int16)  # the room, as before the wake word
+    endpointer = Endpointer(0.7, no_speech_s=5.0)
+    endpointer.start(fan[:16000])
+
+    # The mic's samples are the clock: 5 s of room sound, to the chunk.
+    assert _unheard_at(endpointer, fan[16000:]) == pytest.approx(5.04)
+
+
+def test_speech_after_the_wake_word_is_never_unheard() -> None:
+    words = np.frombuffer(speech.speak("Thank you."), np.int16)
+    onset = int(np.flatnonzero(np.abs(words) > 300)[0])
+    for starts_s in (1.0, 4.9):  # early, and still starting at the timeout
+        room = _noise(9.0, 300)
+        at = round(starts_s * 16000) - onset
+        room[at : at + len(words)] += words
+        endpointer = Endpointer(0.7, no_speech_s=5.0)
+        endpointer.start(_noise(1.0, 300, seed=2).astype(np.int16))
+        heard = np.clip(room, -32768, 32767).astype(np.int16)
+        assert _unheard_at(endpointer, heard) is None, starts_s
+
+
+def test_a_cough_is_no_speech_and_no_timeout_waits_forever() -> None:
+    room = _noise(7.0, 300)
+    room[16000:17600] += 8000  # 100 ms
+    cough = np.clip(room, -32768, 32767).astype(np.int16)
+    endpointer = Endpointer(0.7, no_speech_s=5.0)
+    endpointer.start(_noise(1.0, 300, seed=2).astype(np.int16))
+    assert _unheard_at(endpointer, cough) == pytest.approx(5.04)
+    endpointer = Endpointer(0.7)  # no timeout: the peer or --max-request decides
+    endpointer.start(_noise(1.0, 300, seed=2).astype(np.int16))
+    assert _unheard_at(endpointer, cough) is None
+
+
 class _NullSink:
     """A sound card that takes everything (the player paces itself)."""
 
