@@ -5,7 +5,9 @@ tomorrow?” → agent, listening 8 s"), and each ``voicestack_session_ended`` o
 line saying why the satellite stopped listening: what a user reads to find out
 why the assistant is (or is not) still listening. Each ``voicestack_barge_in``
 says what speech did to the answer ("answer resumed at sentence 2: another
-voice"), so "why did it stop talking?" has an answer too.
+voice"), so "why did it stop talking?" has an answer too. A request that came
+to nothing (a false wake, nobody spoke) gets its own line, so "why did it not
+answer?" has one as well (``log_empty_request``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from homeassistant.components.logbook import (
     LOGBOOK_ENTRY_ENTITY_ID,
     LOGBOOK_ENTRY_MESSAGE,
     LOGBOOK_ENTRY_NAME,
+    async_log_entry,
 )
 from homeassistant.core import Event, HomeAssistant, callback
 
@@ -52,6 +55,21 @@ BARGE_IN_REASONS = {
     "too_soon": "interrupted again too soon",
     "no_verdict": "no verdict on the voice in time",
 }
+
+
+# Why a request was empty, in words (``core.no_speech.EmptyReason``).
+EMPTY_REASONS = {
+    "no_speech": "nobody spoke after the wake word",
+    "no_words": "speech-to-text found no words",
+}
+
+
+@callback
+def log_empty_request(hass: HomeAssistant, entity_id: str, reason: str) -> None:
+    """A request came to nothing: one line on the satellite saying why."""
+    why = EMPTY_REASONS.get(reason, reason)
+    message = f"nothing was asked: {why}; the request was dropped unanswered"
+    async_log_entry(hass, NAME, message, DOMAIN, entity_id)
 
 
 def describe_barge_in(data: dict[str, Any]) -> str:

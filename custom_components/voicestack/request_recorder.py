@@ -37,6 +37,7 @@ from .const import (
     DEFAULT_RECORDINGS_MAX_MB,
 )
 from .core.clock import Clock
+from .core.no_speech import EmptyReason
 from .core.protocol import parse_preroll
 from .core.recording import EndOfSpeech, Outcome, Recording
 from .core.router.route import Route
@@ -126,8 +127,8 @@ class RequestRecorder:
 
     @callback
     def no_speech(self, turn: Turn | None) -> None:
-        """The satellite heard nobody speak: the request ends with no speech."""
-        self.note(turn, Outcome.NO_SPEECH)
+        """The satellite heard nobody speak: the request ends empty, with no speech."""
+        self.note(turn, Outcome.EMPTY, EmptyReason.NO_SPEECH)
         self.stream_ended(turn, EndOfSpeech.NO_SPEECH)
 
     @callback
@@ -177,10 +178,12 @@ class RequestRecorder:
             turn.recording.finish_as(Outcome.ROUTED)
 
     @staticmethod
-    def note(turn: Turn | None, outcome: Outcome) -> None:
-        """What became of the request (the first outcome told is the one)."""
+    def note(
+        turn: Turn | None, outcome: Outcome, reason: EmptyReason | None = None
+    ) -> None:
+        """What became of the request, and why (the first outcome told is the one)."""
         if turn is not None and turn.recording is not None:
-            turn.recording.finish_as(outcome)
+            turn.recording.finish_as(outcome, reason)
 
     @callback
     def follow(self, turn: Turn, task: asyncio.Task[None]) -> None:

@@ -41,6 +41,7 @@ from wyoming.wake import Detection
 from .conversations import Conversations
 from .core.clock import Clock, LoopClock
 from .core.follow_up import Session
+from .core.no_speech import EmptyReason, emptiness
 from .core.protocol import LISTEN, listen_event
 from .core.recording import EndOfSpeech, Outcome
 from .core.request_audio import RequestAudio
@@ -48,6 +49,7 @@ from .core.router.normalize import hear
 from .core.router.route import Route, Utterance
 from .core.turn import ListenWindow, Turn, reply_for, wake_phrase
 from .hub import SatelliteHub
+from .logbook import log_empty_request
 from .modes import VoiceModes
 from .request_recorder import RequestRecorder
 from .speech_input import transcribe
@@ -196,18 +198,21 @@ class VoiceLoop:
 
     @callback
     def on_no_speech(self) -> None:
-        """The satellite heard nobody speak: drop the request.
+        """The satellite heard nobody speak after the wake word: drop the request.
 
         Speech-to-text would otherwise make words up from the silence (whisper
-        does: "Thank you so much for watching!").
+        does: "Thanks."), and the agent would answer them. The satellite's
+        word holds even when Home Assistant's VAD heard speech start: that VAD
+        hears the TV that set off the false wake as speech too; the satellite
+        measures speech against the room's sound before the wake word.
         """
-        self.recorder.no_speech(self._turn)
-        if self._task is None or self._task.done():
+        turn = self._turn
+        self.recorder.no_speech(turn)
+        if turn is None or self._task is None or self._task.done():
             return
-        _LOGGER.warning("%s: nothing heard after the wake word", self.hub.entry.title)
+        self._nothing_recognized(turn, EmptyReason.NO_SPEECH)
         self.cancel()
         self.follow_up.nothing_heard()
-        self._send(Error(text="nothing heard", code="no-speech").event())
         self.satellite.tts_response_finished()
 
     @callback
@@ -242,9 +247,14 @@ class VoiceLoop:
             if (detected := data.get("wake_word_output")) and turn is not None:
                 turn.woken(detected.get("wake_word_id"))
                 self._send(Detection(name=turn.wake_word).event())
+        elif event.type is PipelineEventType.STT_VAD_START:
+            if turn is not None:
+                turn.speech_heard = True
         elif event.type is PipelineEventType.STT_VAD_END:
             if turn is not None:
                 turn.end()  # the pipeline reads no more of its audio
+                if turn.speech_heard is None:  # it gave up waiting for speech
+                    turn.speech_heard = False
             self._send(VoiceStopped().event())
         elif event.type is PipelineEventType.STT_END:
             text = (data.get("stt_output") or {}).get("text", "")
@@ -307,8 +317,10 @@ class VoiceLoop:
                 _LOGGER.debug("%s: answer to a question", self.hub.entry.title)
                 self.recorder.note(turn, Outcome.QUESTION)
                 self.follow_up.cancel()
-            elif turn.transcript is not None and not hear(turn.transcript).real:
-                self._nothing_recognized(turn)
+            elif turn.transcript is not None and (
+                reason := emptiness(turn.transcript, turn.speech_heard)
+            ):
+                self._nothing_recognized(turn, reason)
                 self.follow_up.nothing_heard()
             elif turn.transcript and self._is_stop(turn):
                 await self._stop_session(turn)
@@ -455,14 +467,18 @@ class VoiceLoop:
         self.satellite.continue_conversation(result.conversation_id)
         return result
 
-    def _nothing_recognized(self, turn: Turn) -> None:
-        """Speech-to-text found no words ("", "[BLANK_AUDIO]"): count and tell."""
+    def _nothing_recognized(self, turn: Turn, reason: EmptyReason) -> None:
+        """Nothing was said (``reason``): count and tell; nothing acts, nothing is said."""
         self.hub.empty_transcripts += 1
-        self.recorder.note(turn, Outcome.EMPTY)
+        self.recorder.note(turn, Outcome.EMPTY, reason)
         _LOGGER.info(
-            "%s: nothing recognized (%r)", self.hub.entry.title, turn.transcript
+            "%s: empty request, %s (%r)",
+            self.hub.entry.title,
+            reason,
+            turn.transcript,
         )
-        self.events.unrouted(turn, "empty", "speech-to-text found no words")
+        self.events.unrouted(turn, "empty", reason)
+        log_empty_request(self.hass, self.satellite.entity_id, reason)
         self.hub.notify()
 
     # -- fragments after an action (post-action debounce) ---------------------------

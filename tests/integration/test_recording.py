@@ -194,7 +194,7 @@ async def test_a_spoken_command_is_recorded_only_while_the_switch_is_on(
     assert ends[2:] == sorted(ends[2:])  # speech-to-text, route, agent, speech
     assert meta["bytes"] == summary["bytes"] > meta["samples"] * 2
     # The request nobody spoke in: recorded, with why it was dropped.
-    assert dropped["outcome"] == "no_speech"
+    assert (dropped["outcome"], dropped["reason"]) == ("empty", "no_speech")
     assert dropped["end_of_speech"] == "no_speech"
     assert dropped["samples"] > 2 * RATE  # the wake word's preroll, then silence
     assert (dropped["stt"], dropped["text"], dropped["decision"]) == (None, "", None)

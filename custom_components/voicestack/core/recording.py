@@ -134,6 +134,7 @@ class Recording:
         self.raw: str | None = None  # None until speech-to-text ended
         self.end_of_speech: EndOfSpeech | None = None
         self.outcome: Outcome | None = None
+        self.reason: str | None = None  # why it was empty (``no_speech``, ``no_words``)
         self.route: Route | None = None
         self.response = ""
         self._playback: dict[str, Any] | None = None
@@ -253,10 +254,10 @@ class Recording:
         self._finished = True
         return True
 
-    def finish_as(self, outcome: Outcome) -> None:
-        """The request's outcome; the first one told is the one."""
+    def finish_as(self, outcome: Outcome, reason: str | None = None) -> None:
+        """The request's outcome (and why); the first one told is the one."""
         if self.outcome is None:
-            self.outcome = outcome
+            self.outcome, self.reason = outcome, reason
 
     # -- the result ---------------------------------------------------------------
 
@@ -293,6 +294,7 @@ class Recording:
             else {"engine": self.stt_engine, "raw": raw, "tokens": stt_tokens(raw)},
             "text": hear(raw).key if raw else "",
             "outcome": self.outcome or Outcome.CANCELLED,
+            "reason": self.reason,
             "decision": None if route is None else _decision(route),
             "response": self.response,
             "timings": [

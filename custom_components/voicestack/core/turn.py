@@ -98,6 +98,10 @@ class Turn:
         self.heard_at: float | None = None  # speech-to-text ended
         # None until speech-to-text ended; "" when it found nothing.
         self.transcript: str | None = None
+        # Home Assistant's VAD: heard speech start (True), ended the audio
+        # without (False: it timed out), or cannot tell (None: it never ended
+        # the audio, or the pipeline runs none).
+        self.speech_heard: bool | None = None
         # Buffered fragments this turn's transcript joins (1: it was said at once).
         self.fragments = 1
         # Its recording for the debug panel, while recording is on.
