@@ -5,14 +5,17 @@ Unix socket (``announce_lines.py``); each line goes to Home Assistant's announce
 as ``voicestack-announce`` over the connection that runs the satellite, so the
 scripts need no Home Assistant token. Every line gets exactly one answer line,
 ``{"ok": true, "id": ...}`` once handed to that connection, or ``{"ok": false,
-"error": ...}``; nothing is kept for later while Home Assistant is away.
+"error": ...}``; nothing is kept for later while Home Assistant is away. A
+connection closed for being idle or to make room gets an error line too.
 
 The socket file is mode 0600 (only the satellite's user may connect). It is
 set between ``bind`` and ``listen``: a connect before ``listen`` is refused, so
 no one ever connects under the umask's mode. Bounded: ``MAX_LINE_BYTES`` per
 line (a longer one is answered, then the connection is closed, since the rest
-of it cannot be told from the next line), ``MAX_CONNECTIONS`` at once, and
-``RATE_LINES`` lines per ``RATE_PERIOD_S`` for the whole socket (a token bucket).
+of it cannot be told from the next line), ``MAX_CONNECTIONS`` at once, each
+idle for at most ``IDLE_TIMEOUT_S``, a new one taking the place of an old one
+(``announce_slots.py``), and ``RATE_LINES`` lines per ``RATE_PERIOD_S`` for the
+whole socket (a token bucket).
 """
 
 from __future__ import annotations
@@ -27,21 +30,25 @@ from pathlib import Path
 import secrets
 import socket
 import stat
-import struct
 
 from wyoming.event import Event
 
 from . import protocol
 from .announce_lines import LineError, TokenBucket, parse_line
+from .announce_slots import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Slot, Slots
 
 _LOGGER = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 4096  # without the newline
-MAX_CONNECTIONS = 4
 RATE_LINES = 10  # lines the socket takes per RATE_PERIOD_S, every connection's
 RATE_PERIOD_S = 10.0
 SOCKET_MODE = 0o600
-QUIET_LOG_S = 10.0  # repeated refusals (rate, size, connections): one warning per
+QUIET_LOG_S = 10.0  # repeated refusals (rate, size, idle): one warning per
+IDLE = f"no complete line for {IDLE_TIMEOUT_S:g} s; closing the connection"
+EVICTED = (
+    f"closed to make room for a new connection ({MAX_CONNECTIONS} at most); "
+    "connect again to send a line"
+)
 
 # Send a voicestack-announce to Home Assistant: None once sent, else why not.
 Forward = Callable[[Event], str | None]
@@ -62,14 +69,18 @@ class AnnounceSocket:
         clock: Callable[[], float],
         write_timeout_s: float,
     ) -> None:
-        """``forward`` sends each good line on; ``clock`` paces the rate limit."""
+        """``forward`` sends each good line on; ``clock`` paces the rate limit.
+
+        The idle timeout runs on the event loop's clock.
+        """
         self.path = path
         self._forward = forward
         self._clock = clock
         self._write_timeout_s = write_timeout_s
         self._bucket = TokenBucket(RATE_LINES, RATE_PERIOD_S, clock)
         self._ids = (f"{secrets.token_hex(3)}-{n}" for n in itertools.count(1))
-        self._open: set[asyncio.StreamWriter] = set()
+        self._open: set[asyncio.StreamWriter] = set()  # evicted ones too, until shut
+        self._slots = Slots()
         self._server: asyncio.AbstractServer | None = None
         self._inode: int | None = None
         self._quiet_until = float("-inf")  # repeated refusals log at debug until
@@ -99,39 +110,52 @@ class AnnounceSocket:
     async def _serve(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        client = _client_name(writer)
+        slot = Slot(writer)
+        self._open.add(writer)
         try:
-            if len(self._open) >= MAX_CONNECTIONS:
-                error = f"too many connections ({MAX_CONNECTIONS} open); try again"
-                self._refused_quietly(f"a connection from {client}", error)
-                await self._send(writer, {"ok": False, "error": error})
-                return
-            self._open.add(writer)
-            while await self._serve_line(reader, writer, client):
+            if victim := self._slots.admit(slot):
+                waited = asyncio.get_running_loop().time() - victim.since
+                self._quietly(
+                    f"connection of {victim.name}, which waited {waited:.1f} s "
+                    "for a line",
+                    f"closed to make room for {slot.name} ({MAX_CONNECTIONS} at most)",
+                )
+            while await self._serve_line(reader, writer, slot):
                 pass
         except (ConnectionError, OSError, TimeoutError) as err:
-            _LOGGER.debug("Announce socket: %s gone: %s", client, err)
+            _LOGGER.debug("Announce socket: %s gone: %s", slot.name, err)
         except Exception:
             # A bug here must cost this connection, never the satellite.
-            _LOGGER.exception("Announce socket: serving %s failed", client)
+            _LOGGER.exception("Announce socket: serving %s failed", slot.name)
         finally:
+            self._slots.remove(slot)
             self._open.discard(writer)
             await self._close(writer)
 
     async def _serve_line(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: str
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slot: Slot
     ) -> bool:
         """Read and answer one line; False ends the connection."""
         try:
-            line = await reader.readline()
+            async with slot.waiting_for_line():
+                line = await reader.readline()
         except ValueError:  # over the limit, separator found or not
             error = f"line longer than {MAX_LINE_BYTES} bytes; closing the connection"
-            self._refused_quietly(f"a line from {client}", error)
+            self._quietly(f"refused a line from {slot.name}", error)
             await self._send(writer, {"ok": False, "error": error})
+            return False
+        except TimeoutError:
+            if not slot.evicted:
+                self._quietly(f"connection of {slot.name}", IDLE)
+            self._slots.remove(slot)  # a new connection need not wait for this one
+            await self._send(
+                writer, {"ok": False, "error": EVICTED if slot.evicted else IDLE}
+            )
             return False
         if not line:
             return False
-        await self._send(writer, self._answer(line, client))
+        await self._send(writer, self._answer(line, slot.name))
+        slot.answered()
         return line.endswith(b"\n")
 
     def _answer(self, line: bytes, client: str) -> dict[str, object]:
@@ -141,7 +165,7 @@ class AnnounceSocket:
                 f"over the rate limit of {RATE_LINES} lines per {RATE_PERIOD_S:g} s;"
                 f" try again in {wait_s:.1f} s"
             )
-            self._refused_quietly(f"a line from {client}", error)
+            self._quietly(f"refused a line from {client}", error)
             return {"ok": False, "error": error}
         try:
             fields = parse_line(line)
@@ -164,16 +188,16 @@ class AnnounceSocket:
         _LOGGER.warning("Announce socket: refused a line from %s: %s", client, error)
         return {"ok": False, "error": error}
 
-    def _refused_quietly(self, what: str, error: str) -> None:
-        """A refusal that may come in floods: one warning per ``QUIET_LOG_S``."""
+    def _quietly(self, what: str, error: str) -> None:
+        """A refusal or close that may come in floods: one warning per ``QUIET_LOG_S``."""
         now = self._clock()
         if now < self._quiet_until:
             self._hidden += 1
-            _LOGGER.debug("Announce socket: refused %s: %s", what, error)
+            _LOGGER.debug("Announce socket: %s: %s", what, error)
             return
         more = f" ({self._hidden} more refused since, logged at debug level)"
         _LOGGER.warning(
-            "Announce socket: refused %s: %s%s",
+            "Announce socket: %s: %s%s",
             what,
             error,
             more if self._hidden else "",
@@ -233,18 +257,3 @@ def _remove_stale(path: Path) -> None:
         except OSError as err:
             raise AnnounceSocketError(f"cannot check {path}: {err}") from err
     raise AnnounceSocketError(f"{path} is in use by another process")
-
-
-def _client_name(writer: asyncio.StreamWriter) -> str:
-    """``pid N``: who connected (Linux's SO_PEERCRED), for the log."""
-    sock = writer.get_extra_info("socket")
-    peercred = getattr(socket, "SO_PEERCRED", None)
-    if sock is None or peercred is None:
-        return "a client"
-    try:
-        pid, _uid, _gid = struct.unpack(
-            "3i", sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
-        )
-    except OSError:
-        return "a client"
-    return f"pid {pid}"

@@ -3,8 +3,10 @@
 What a line may hold and the token bucket are checked directly (the bucket on
 a manual clock, so every figure is exact); the socket itself is a real Unix
 socket in this process, with the forwarding function the satellite passes it
-replaced by one that records (or refuses) what it gets; and a real satellite
-process sends what its socket takes to the Wyoming connection that runs it.
+replaced by one that records (or refuses) what it gets; the idle timeout and
+who makes room for a new connection run in virtual time (``virtual_time.py``),
+so every time they show is exact; and a real satellite process sends what its
+socket takes to the Wyoming connection that runs it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import socket
 import stat
 import subprocess
+import sys
 
 import pytest
 from wyoming.client import AsyncTcpClient
@@ -29,6 +32,7 @@ from wyoming.satellite import RunSatellite
 from devstack import servers, speech
 from devstack.satellite import CLI, read_until, satellite
 from devstack.waiting import wait_for
+from tests.satellite import virtual_time
 from voicestack_satellite import protocol
 from voicestack_satellite.announce_lines import (
     EXAMPLE,
@@ -36,8 +40,8 @@ from voicestack_satellite.announce_lines import (
     TokenBucket,
     parse_line,
 )
+from voicestack_satellite.announce_slots import IDLE_TIMEOUT_S, MAX_CONNECTIONS
 from voicestack_satellite.announce_socket import (
-    MAX_CONNECTIONS,
     MAX_LINE_BYTES,
     QUIET_LOG_S,
     RATE_LINES,
@@ -53,6 +57,12 @@ NOT_RUN = (
 POSITIVE = "ttl must be a positive number of seconds"
 NOT_ASKED = "Home Assistant does not accept announcements from this satellite"
 ANSWER_S = 5.0
+IDLE = {"ok": False, "error": "no complete line for 5 s; closing the connection"}
+EVICTED = {
+    "ok": False,
+    "error": "closed to make room for a new connection (4 at most); "
+    "connect again to send a line",
+}
 
 
 class Clock:
@@ -112,21 +122,30 @@ class Client:
         async with asyncio.timeout(ANSWER_S):
             return await self.reader.read() == b""
 
+    async def close(self) -> None:
+        """Close this end."""
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def open_client(path: Path) -> Client:
+    """A client of the socket at ``path``; the caller closes it."""
+    return Client(*await asyncio.open_unix_connection(str(path)))
+
 
 @asynccontextmanager
 async def connect(path: Path) -> AsyncIterator[Client]:
     """A client of the socket at ``path``, closed afterwards."""
-    reader, writer = await asyncio.open_unix_connection(str(path))
+    client = await open_client(path)
     try:
-        yield Client(reader, writer)
+        yield client
     finally:
-        writer.close()
-        await writer.wait_closed()
+        await client.close()
 
 
 @asynccontextmanager
 async def serving(
-    path: Path, forward: Callable[[Event], str | None], clock: Clock
+    path: Path, forward: Callable[[Event], str | None], clock: Callable[[], float]
 ) -> AsyncIterator[AnnounceSocket]:
     """The announce socket at ``path`` from start to close."""
     server = AnnounceSocket(path, forward, clock=clock, write_timeout_s=2.0)
@@ -349,31 +368,139 @@ async def test_a_line_over_the_limit_is_answered_and_the_connection_closed(
     assert "line longer than 4096 bytes" in caplog.text
 
 
-async def test_connections_beyond_the_limit_are_answered_and_closed(
-    tmp_path: Path,
-) -> None:
-    path = short_path(tmp_path)
-    async with serving(path, Recorder(), Clock()):
-        clients = []
-        for _ in range(MAX_CONNECTIONS):
-            reader, writer = await asyncio.open_unix_connection(str(path))
-            clients.append(Client(reader, writer))
-            assert (await clients[-1].ask({"message": "in"}))["ok"] is True
-        async with connect(path) as extra:
-            refused = await extra.answer()
-            refused_closed = await extra.closed()
-        # Once the satellite closes its end, the connection no longer counts.
-        clients[0].writer.write_eof()
-        assert await clients[0].closed()
-        async with connect(path) as late:
-            admitted = await late.ask({"message": "room again"})
-        for client in clients:
-            client.writer.close()
-            await client.writer.wait_closed()
+# -- idle connections and places (virtual time: every time is exact) ------------------
 
-    assert refused == {"ok": False, "error": "too many connections (4 open); try again"}
-    assert refused_closed
-    assert admitted["ok"] is True
+
+def test_four_idle_connections_do_not_lock_out_a_fifth(tmp_path: Path) -> None:
+    """Four connections that never wrote held every place for as long as they stayed."""
+    path = short_path(tmp_path)
+    forward = Recorder()
+
+    async def scenario() -> tuple[object, ...]:
+        loop = asyncio.get_running_loop()
+        async with serving(path, forward, loop.time):
+            idle = [await open_client(path) for _ in range(MAX_CONNECTIONS)]
+            await asyncio.sleep(1.0)
+            async with connect(path) as fifth:
+                sent = await fifth.ask({"message": "Someone is at the door."})
+                sent_at = loop.time()
+            pushed_out = (await idle[0].answer(), loop.time(), await idle[0].closed())
+            dropped = [
+                (await c.answer(), loop.time(), await c.closed()) for c in idle[1:]
+            ]
+            for client in idle:
+                await client.close()
+        return sent, sent_at, pushed_out, dropped
+
+    sent, sent_at, pushed_out, dropped = virtual_time.run(scenario())
+
+    assert sent["ok"] is True
+    assert sent_at == 1.0  # at once
+    assert [a.data["message"] for a in forward.sent] == ["Someone is at the door."]
+    # The one that had waited longest made room; the others went when idle 5 s.
+    assert pushed_out == (EVICTED, 1.0, True)
+    assert dropped == [(IDLE, IDLE_TIMEOUT_S, True)] * 3
+
+
+async def _trickle(writer: asyncio.StreamWriter, line: bytes, every_s: float) -> None:
+    """``line`` one byte every ``every_s``: never silent for long, slow to finish."""
+    for byte in line:
+        await asyncio.sleep(every_s)
+        writer.write(bytes([byte]))
+
+
+def test_each_line_must_be_finished_within_the_idle_timeout(tmp_path: Path) -> None:
+    """The 5 s are for a whole line, from the connect or the last answer."""
+    path = short_path(tmp_path)
+    forward = Recorder()
+    line = b'{"message": "slow"}\n'  # 20 bytes
+
+    async def scenario() -> tuple[object, ...]:
+        loop = asyncio.get_running_loop()
+        async with serving(path, forward, loop.time):
+            async with connect(path) as in_time, connect(path) as too_slow:
+                # 20 bytes in 4 s: taken. 20 bytes in 6 s: cut at 5 s.
+                trickles = [
+                    asyncio.create_task(_trickle(in_time.writer, line, 0.2)),
+                    asyncio.create_task(_trickle(too_slow.writer, line, 0.3)),
+                ]
+                slow = [(await c.answer(), loop.time()) for c in (in_time, too_slow)]
+                for trickle in trickles:
+                    trickle.cancel()
+            async with connect(path) as steady:
+                start = loop.time()
+                answers = []
+                for n in range(15):  # a line every 4 s for a minute
+                    answers.append(await steady.ask({"message": f"n{n}"}))
+                    await asyncio.sleep(4.0)
+                last = (await steady.answer(), loop.time() - start)
+        return slow, answers, last
+
+    slow, answers, last = virtual_time.run(scenario())
+
+    assert slow == [
+        ({"ok": True, "id": slow[0][0]["id"]}, pytest.approx(4.0)),
+        (IDLE, pytest.approx(IDLE_TIMEOUT_S)),
+    ]
+    assert [a["ok"] for a in answers] == [True] * 15
+    assert last == (IDLE, pytest.approx(56.0 + IDLE_TIMEOUT_S))  # after the last answer
+    assert [a.data["message"] for a in forward.sent] == [
+        "slow",
+        *(f"n{n}" for n in range(15)),
+    ]
+
+
+HOLDER = """
+import json, socket, sys
+socks = [socket.socket(socket.AF_UNIX) for _ in range(int(sys.argv[2]))]
+for sock in socks:
+    sock.settimeout(10)
+    sock.connect(sys.argv[1])
+print("connected", flush=True)
+sys.stdin.read()
+print(json.dumps([sock.makefile("rb").read().decode() for sock in socks]))
+"""
+
+
+def test_the_process_holding_the_most_places_makes_room(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not simply the oldest: a process never pushes another out for its own."""
+    path = short_path(tmp_path)
+    forward = Recorder()
+
+    async def scenario() -> tuple[object, ...]:
+        loop = asyncio.get_running_loop()
+        async with serving(path, forward, loop.time), connect(path) as mine:
+            await asyncio.sleep(0.5)  # mine waits longest
+            # Blocking: the virtual clock stands still meanwhile.
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLDER, str(path), "3"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            holder_out, holder_in = holder.stdout, holder.stdin
+            assert holder_out is not None
+            assert holder_in is not None
+            assert holder_out.readline() == "connected\n"
+            async with connect(path) as newcomer:
+                new = await newcomer.ask({"message": "new"})
+                still = await mine.ask({"message": "still mine"})
+        await asyncio.sleep(1.0)  # the loop runs until idle: the aborts are done
+        holder_in.close()  # every connection is closed: all it got, to the end
+        got = json.loads(holder_out.readline())
+        holder.wait(10)
+        return holder.pid, new, still, got
+
+    pid, new, still, got = virtual_time.run(scenario())
+
+    assert (new["ok"], still["ok"]) == (True, True)
+    assert got == [json.dumps(EVICTED) + "\n", "", ""]  # its oldest; two cut at close
+    assert (
+        f"Announce socket: connection of pid {pid}, which waited 0.0 s for a line: "
+        f"closed to make room for pid {os.getpid()} (4 at most)"
+    ) in caplog.text
 
 
 async def test_the_socket_is_0600_whatever_the_umask(tmp_path: Path) -> None:
@@ -479,6 +606,30 @@ async def test_a_real_satellite_sends_lines_only_to_an_owner_that_asked(
     assert event.data == {"id": sent["id"], **line}
     assert after == unowned
     assert gone  # the satellite removes its socket when it stops
+
+
+async def test_a_real_satellite_takes_a_fifth_script_past_four_idle_ones(
+    tmp_path: Path,
+) -> None:
+    """Four idle connections kept every other script out for as long as they stayed."""
+    path = short_path(tmp_path)
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    args = ("--mic-file", str(wav), "--announce-socket", str(path))
+    async with satellite(tmp_path, *args) as sat:
+        idle = [await open_client(path) for _ in range(MAX_CONNECTIONS)]
+        async with connect(path) as fifth:
+            answer = await fifth.ask({"message": "Someone is at the door."})
+        pushed_out = await idle[0].answer()
+        async with asyncio.timeout(IDLE_TIMEOUT_S + ANSWER_S):
+            dropped = [await client.reader.read() for client in idle[1:]]
+        for client in idle:
+            await client.close()
+        log = sat.log_text()
+
+    assert answer == {"ok": False, "error": NOT_RUN}  # taken and answered
+    assert pushed_out == EVICTED
+    assert dropped == [json.dumps(IDLE).encode() + b"\n"] * 3
+    assert f"closed to make room for pid {os.getpid()} (4 at most)" in log
 
 
 async def say_hello(owner: AsyncTcpClient, hello: dict[str, object]) -> None:
