@@ -3,8 +3,10 @@
 The voice loop tells it what happens to each request (``Turn``): the recorder
 gives the turn a ``core.recording.Recording`` when it starts, reads Home
 Assistant's pipeline events into it (wake word, VAD start and end with their
-positions in the stream, errors), and saves it through the recording library
-once the request is over (answered, dropped, cancelled, failed).
+positions in the stream, errors and their stage) and the conversation agent's
+answer (``answered``: response type, error code, intent, targets), and saves
+it through the recording library once the request is over (answered,
+dropped, cancelled, failed).
 
 Saving runs in the background, never in the answer's way; it waits for the
 satellite's ``audio-stop`` first (at most ``STREAM_GRACE_S``), so the recording
@@ -22,10 +24,12 @@ from contextlib import contextmanager
 import logging
 from typing import Any, Final
 
+from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import PipelineEvent, PipelineEventType
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
 from wyoming.event import Event
 from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
@@ -40,6 +44,7 @@ from .core.clock import Clock
 from .core.no_speech import EmptyReason
 from .core.protocol import parse_preroll
 from .core.recording import EndOfSpeech, Outcome, Recording
+from .core.request_result import stage_of_error
 from .core.router.route import Route
 from .core.speaker import Playback
 from .core.turn import Turn
@@ -150,6 +155,8 @@ class RequestRecorder:
             if (at := _ms(data.get("timestamp"))) is not None:
                 recording.speech_ended(at)
         elif event.type is PipelineEventType.ERROR and data.get("code") != STT_NO_TEXT:
+            code = data.get("code")
+            recording.failed(stage_of_error(code), code, str(data.get("message") or ""))
             recording.finish_as(Outcome.FAILED)
 
     # -- what the request became -------------------------------------------------
@@ -169,6 +176,25 @@ class RequestRecorder:
         """The router's decision, for the recording."""
         if turn.recording is not None:
             turn.recording.route = route
+
+    @staticmethod
+    def answered(turn: Turn | None, result: conversation.ConversationResult) -> None:
+        """The conversation agent's answer: its type, error, intent, targets."""
+        if turn is None or turn.recording is None:
+            return
+        response = result.response
+        kind = response.response_type
+        turn.recording.answered(
+            response_type=kind.value,
+            error_code=None
+            if response.error_code is None
+            else str(response.error_code),
+            intent=None if response.intent is None else response.intent.intent_type,
+            targets=[_target(t) for t in response.success_results],
+            failed_targets=[_target(t) for t in response.failed_results],
+            acted=kind is intent.IntentResponseType.ACTION_DONE
+            and bool(response.success_results),
+        )
 
     @staticmethod
     def said(turn: Turn | None, response: str, playback: Playback) -> None:
@@ -246,6 +272,11 @@ class RequestRecorder:
             _LOGGER.warning("%s: recording not saved: %s", self._entry.title, err)
         else:
             self.saved += 1
+
+
+def _target(target: intent.IntentResponseTarget) -> dict[str, Any]:
+    """One target of the agent's answer, as the recording keeps it."""
+    return {"type": str(target.type), "name": target.name, "id": target.id}
 
 
 def _ms(value: object) -> int | None:

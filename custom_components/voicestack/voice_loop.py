@@ -381,6 +381,7 @@ class VoiceLoop:
                         route.agent_text,
                         self._conversation_id(turn),
                     )
+                self.recorder.answered(turn, result)
                 answer = result.response.speech.get("plain", {}).get("speech", "")
                 asked_back = result.continue_conversation
         speech = reply_for(route, answer=answer).speech

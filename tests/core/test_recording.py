@@ -21,6 +21,10 @@ from custom_components.voicestack.core.recording import (
     Recording,
     stt_tokens,
 )
+from custom_components.voicestack.core.request_result import (
+    FailedStage,
+    stage_of_error,
+)
 from custom_components.voicestack.core.router.route import Route
 from custom_components.voicestack.core.speaker import (
     Playback,
@@ -118,12 +122,20 @@ def test_a_woken_request_has_markers_timings_decision_and_playback() -> None:
         rate=22050,
         outcome=PlaybackOutcome.PLAYED,
     )
+    recording.answered(
+        response_type="action_done",
+        error_code=None,
+        intent="HassTurnOn",
+        targets=[{"type": "entity", "name": "Kitchen light", "id": "light.kitchen"}],
+        failed_targets=[],
+        acted=True,
+    )
     recording.said("Turned on the light. Anything else?", playback)
     recording.routed(route)
     meta = recording.meta()
 
     assert json.loads(json.dumps(meta)) == meta  # JSON as it is
-    assert meta["version"] == 1
+    assert meta["version"] == 2
     assert (meta["id"], meta["bytes"]) == (None, None)  # the library's
     assert meta["entry_id"] == "01KITCHEN"
     assert (meta["satellite"], meta["entity_id"]) == (
@@ -150,6 +162,15 @@ def test_a_woken_request_has_markers_timings_decision_and_playback() -> None:
     }
     assert meta["text"] == "turn on the kitchen lights"
     assert meta["outcome"] == "routed"
+    assert (meta["result"], meta["failure"]) == ("success", None)
+    assert meta["agent"] == {
+        "response_type": "action_done",
+        "error_code": None,
+        "intent": "HassTurnOn",
+        "targets": [{"type": "entity", "name": "Kitchen light", "id": "light.kitchen"}],
+        "failed_targets": [],
+        "acted": True,
+    }
     assert meta["decision"] == {
         "frame": "base",
         "rule": "agent",
@@ -186,6 +207,140 @@ def test_a_woken_request_has_markers_timings_decision_and_playback() -> None:
     assert recording.pcm() == b"\1\0" * 64000
 
 
+# -- did it work? ----------------------------------------------------------------------
+
+
+def agent_route(stack: tuple[str, ...] = ("base",), agent: bool = True) -> Route:
+    return Route(
+        frame="base",
+        rule="agent",
+        agent_text="purple monkey dishwasher" if agent else None,
+        stack=stack,
+    )
+
+
+def test_the_agents_no_intent_match_is_a_failure_at_the_intent_stage() -> None:
+    recording = new_recording(ManualClock())
+    recording.heard("Purple monkey dishwasher.")
+    recording.route = agent_route()
+    recording.answered(
+        response_type="error",
+        error_code="no_intent_match",
+        intent=None,
+        targets=[],
+        failed_targets=[],
+        acted=False,
+    )
+    recording.said("Sorry, I couldn't understand that", Playback())
+    recording.routed(recording.route)
+
+    meta = recording.meta()
+
+    assert (meta["outcome"], meta["result"]) == ("routed", "failure")
+    assert meta["failure"] == {
+        "stage": "intent",
+        "code": "no_intent_match",
+        "message": "Sorry, I couldn't understand that",
+    }
+    assert meta["agent"]["response_type"] == "error"
+    assert (meta["agent"]["intent"], meta["agent"]["acted"]) == (None, False)
+
+
+def test_a_question_left_waiting_for_its_yes_is_a_failure_nothing_ran() -> None:
+    recording = new_recording(ManualClock())
+    recording.heard("Please unlock the front door.")
+    recording.routed(agent_route(("base", "confirm"), agent=False))
+
+    meta = recording.meta()
+
+    assert meta["result"] == "failure"
+    assert meta["failure"]["stage"] == "intent"
+    assert meta["failure"]["code"] == "awaiting_confirmation"
+    assert meta["agent"] is None
+
+
+def test_a_mode_that_handled_the_request_is_a_success() -> None:
+    recording = new_recording(ManualClock())
+    recording.heard("Start a dictation.")
+    recording.routed(agent_route(("base", "dictation"), agent=False))
+
+    assert recording.meta()["result"] == "success"
+
+
+def test_a_pipeline_error_names_its_stage_and_the_first_failure_stays() -> None:
+    recording = new_recording(ManualClock())
+    recording.failed(stage_of_error("stt-stream-failed"), "stt-stream-failed", "gone")
+    recording.failed(FailedStage.TTS, None, "later")
+    recording.finish_as(Outcome.FAILED)
+
+    meta = recording.meta()
+
+    assert meta["result"] == "failure"
+    assert meta["failure"] == {
+        "stage": "stt",
+        "code": "stt-stream-failed",
+        "message": "gone",
+    }
+
+
+@pytest.mark.parametrize(
+    ("code", "stage"),
+    [
+        ("wake-stream-failed", "wake"),
+        ("wake-word-timeout", "wake"),
+        ("stt-provider-missing", "stt"),
+        ("intent-failed", "intent"),
+        ("tts-failed", "tts"),
+        ("pipeline-not-found", "stt"),
+        (None, "stt"),
+    ],
+)
+def test_pipeline_error_codes_map_to_their_stage(code: str | None, stage: str) -> None:
+    assert stage_of_error(code) == stage
+
+
+def test_an_error_in_a_timed_stage_is_the_failure_of_that_stage() -> None:
+    recording = new_recording(ManualClock())
+    recording.heard("Turn on the kitchen lights.")
+    recording.route = agent_route()
+    with pytest.raises(RuntimeError), recording.stage("speech"):
+        raise RuntimeError("no TTS engine")
+    recording.finish_as(Outcome.FAILED)
+
+    meta = recording.meta()
+
+    assert meta["failure"] == {"stage": "tts", "code": None, "message": "no TTS engine"}
+    assert meta["timings"][-1]["stage"] == "speech"
+    assert meta["timings"][-1]["end_s"] is not None
+
+
+@pytest.mark.parametrize("outcome", [PlaybackOutcome.TIMEOUT, PlaybackOutcome.LOST])
+def test_an_answer_that_never_finished_playing_fails_at_playback(
+    outcome: PlaybackOutcome,
+) -> None:
+    recording = new_recording(ManualClock())
+    recording.route = agent_route()
+    recording.said("Done.", Playback(outcome=outcome))
+    recording.routed(recording.route)
+
+    meta = recording.meta()
+
+    assert meta["result"] == "failure"
+    assert (meta["failure"]["stage"], meta["failure"]["code"]) == (
+        "playback",
+        str(outcome),
+    )
+
+
+def test_an_answer_cut_short_by_the_user_is_no_failure() -> None:
+    recording = new_recording(ManualClock())
+    recording.route = agent_route()
+    recording.said("Done.", Playback(outcome=PlaybackOutcome.FLUSHED))
+    recording.routed(recording.route)
+
+    assert recording.meta()["result"] == "success"
+
+
 # -- the cut -------------------------------------------------------------------------
 
 
@@ -199,13 +354,12 @@ def test_a_speech_onset_cut_lies_before_the_splice() -> None:
 
     assert meta["preroll"] == {"samples": 16000, "cut": 15500}
     assert meta["wake_word"] is None
+    # No wake word was said: no wake cut is drawn (the cut is the preroll's).
     assert [m["name"] for m in meta["markers"]] == [
         "preroll_start",
-        "wake_cut",
         "splice",
         "stream_end",
     ]
-    assert markers(meta)["wake_cut"] == 15500
 
 
 def test_without_start_the_cut_is_taken_to_be_at_the_splice() -> None:
@@ -287,6 +441,7 @@ def test_no_speech_has_no_transcript_and_says_why() -> None:
     meta = recording.meta()
 
     assert meta["outcome"] == "no_speech"
+    assert (meta["result"], meta["failure"], meta["agent"]) == ("empty", None, None)
     assert meta["end_of_speech"] == "no_speech"
     assert (meta["stt"], meta["text"], meta["decision"]) == (None, "", None)
     assert meta["preroll"] is None  # a stock satellite sends none
@@ -306,12 +461,15 @@ def test_blank_audio_is_an_empty_request_with_its_token() -> None:
     assert meta["stt"]["tokens"] == ["[BLANK_AUDIO]"]
     assert meta["text"] == ""
     assert meta["outcome"] == "empty"
+    assert (meta["result"], meta["failure"]) == ("empty", None)
 
 
 def test_a_request_never_finished_reads_as_cancelled() -> None:
     meta = new_recording(ManualClock()).meta()
 
     assert meta["outcome"] == "cancelled"
+    assert meta["result"] == "failure"
+    assert meta["failure"] == {"stage": "stt", "code": "cancelled", "message": ""}
     assert meta["end_of_speech"] is None
     assert timings(meta)["stream"] == (0.0, None)
 

@@ -67,6 +67,7 @@ def _meta(entry_id: str = ENTRY, **extra: Any) -> dict[str, Any]:
         "stt": {"engine": "stt.faster_whisper", "raw": "[BLANK_AUDIO]"},
         "text": "",
         "outcome": "empty",
+        "result": "empty",
         "decision": {"frame": "base", "rule": "agent"},
         **extra,
     }
@@ -135,6 +136,7 @@ def test_a_saved_recording_is_a_wav_and_its_metadata(
             "duration_s": 0.5,
             "text": "",
             "outcome": "empty",
+            "result": "empty",
             "stt_raw": "[BLANK_AUDIO]",
             "frame": "base",
             "rule": "agent",

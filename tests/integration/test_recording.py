@@ -176,6 +176,13 @@ async def test_a_spoken_command_is_recorded_only_while_the_switch_is_on(
     assert meta["stt"]["tokens"] == stt_tokens(meta["stt"]["raw"])
     assert meta["text"] == hear(meta["stt"]["raw"]).key
     assert meta["outcome"] == "routed"
+    # The agent's answer (to the second command): it matched and acted.
+    assert (meta["result"], meta["failure"]) == ("success", None)
+    agent = meta["agent"]
+    assert (agent["response_type"], agent["error_code"]) == ("action_done", None)
+    assert agent["intent"] == "HassTurnOff"
+    assert agent["acted"] is True
+    assert "light.kitchen" in {t["id"] for t in agent["targets"]}
     decision = meta["decision"]
     assert (decision["frame"], decision["rule"]) == ("base", "agent")
     assert decision["sent_to_agent"] is True
@@ -195,6 +202,7 @@ async def test_a_spoken_command_is_recorded_only_while_the_switch_is_on(
     assert meta["bytes"] == summary["bytes"] > meta["samples"] * 2
     # The request nobody spoke in: recorded, with why it was dropped.
     assert (dropped["outcome"], dropped["reason"]) == ("empty", "no_speech")
+    assert (dropped["result"], dropped["failure"]) == ("empty", None)
     assert dropped["end_of_speech"] == "no_speech"
     assert dropped["samples"] > 2 * RATE  # the wake word's preroll, then silence
     assert (dropped["stt"], dropped["text"], dropped["decision"]) == (None, "", None)
@@ -233,6 +241,7 @@ async def test_empty_transcripts_are_recorded_and_the_oldest_go(
     added = [c["recording"] for c in changes if c["type"] == "added"]
     removed = [c["recording_id"] for c in changes if c["type"] == "removed"]
     assert [a["outcome"] for a in added] == ["empty"] * 3
+    assert [a["result"] for a in added] == ["empty"] * 3
     assert [a["stt_raw"] for a in added] == ["", "[BLANK_AUDIO]", "(noise)"]
     assert removed == [added[0]["id"]]  # the oldest went
     assert [s["id"] for s in kept] == [added[2]["id"], added[1]["id"]]  # newest first

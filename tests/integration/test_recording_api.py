@@ -61,6 +61,7 @@ def _meta(entry_id: str = KITCHEN, text: str = "turn on the light") -> dict[str,
         "stt": {"engine": "stt.faster_whisper", "raw": text, "tokens": text.split()},
         "text": text,
         "outcome": "routed",
+        "result": "success",
         "decision": {"frame": "base", "rule": "agent"},
     }
 
@@ -114,6 +115,7 @@ async def test_admin_lists_gets_and_deletes(
         "duration_s": 0.5,
         "text": "turn on the light",
         "outcome": "routed",
+        "result": "success",
         "stt_raw": "turn on the light",
         "frame": "base",
         "rule": "agent",

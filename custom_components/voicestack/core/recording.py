@@ -5,15 +5,16 @@ The debug panel shows every request a satellite made: a waveform with markers
 start and end, where the stream ended), the raw transcript token by token, the
 router's decision, the answer, the playback and the time each stage took. A
 ``Recording`` collects all of it while the request runs; ``meta()`` is the
-metadata dict of the shared contract (schema version 1), ``pcm()`` its audio.
+metadata dict of the shared contract (schema version 2), ``pcm()`` its audio.
 
 Audio comes in on the event loop, once per chunk, for as long as the request
 streams: ``add_audio`` only appends to a ``bytearray`` (bounded by
 ``max_bytes``), everything else waits for ``meta()``.
 
-Where the wake word cut sits: the satellite's ``voicestack-preroll`` says how
-many samples of buffered audio come first (the splice: live audio starts after
-them) and the absolute mic sample of the cut. After a wake word the preroll ends
+Where the cut sits (``preroll.cut``; a *wake cut* marker only for a request a
+wake word started): the satellite's ``voicestack-preroll`` says how many
+samples of buffered audio come first (the splice: live audio starts after them)
+and the absolute mic sample of the cut. After a wake word the preroll ends
 at the detection, so the cut is at the splice; a request a speech onset started
 (a listen window, always listening) buffers up to the end of the mic chunk the
 onset fell in, so the cut lies up to one chunk before the splice. The
@@ -22,8 +23,13 @@ protocol 1, optional) places it exactly: ``cut - start``. Without it (an older
 satellite) the cut is taken to be at the splice: exact after a wake word, at
 most one mic chunk (80 ms) late after a speech onset.
 
+What a person asks first, "did it work?", is ``result`` (success, failure,
+empty) and, for a failure, its stage (``core/request_result.py``); the agent's
+answer (``agent``) says its response type, error code, the intent it matched,
+its targets, and whether an action ran.
+
 Home Assistant-free: the glue (``request_recorder.py``) feeds it the pipeline's
-events, the route, the answer and the playback, on an injected clock.
+events, the route, the agent's answer and the playback, on an injected clock.
 """
 
 from __future__ import annotations
@@ -35,11 +41,18 @@ import re
 from typing import Any, Final
 
 from .clock import Clock
+from .request_result import (
+    FailedStage,
+    Result,
+    failure,
+    failure_of,
+    stage_failing_as,
+)
 from .router.normalize import hear
 from .router.route import Route
-from .speaker import Playback
+from .speaker import Playback, PlaybackOutcome
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2  # 2: result, agent, failure
 RATE: Final = 16000  # what satellites send and the pipeline reads: 16 kHz
 WIDTH: Final = 2  # 16-bit mono
 # A request streams for 30 s at most once speech-to-text runs (request_audio);
@@ -65,6 +78,12 @@ class Outcome(StrEnum):
     QUESTION = "question"  # the answer to ``ask_question`` (its caller's)
     FAILED = "failed"  # an engine or the agent failed
     CANCELLED = "cancelled"  # a new request, a lost link, an unload
+
+
+_EMPTY_OUTCOMES: Final = frozenset({Outcome.EMPTY, Outcome.NO_SPEECH})
+_FAILED_OUTCOMES: Final = frozenset({Outcome.FAILED, Outcome.CANCELLED})
+_PLAYBACK_FAILED: Final = frozenset({PlaybackOutcome.TIMEOUT, PlaybackOutcome.LOST})
+MAX_TARGETS: Final = 20  # targets of an agent's answer kept
 
 
 class EndOfSpeech(StrEnum):
@@ -137,6 +156,8 @@ class Recording:
         self.reason: str | None = None  # why it was empty (``no_speech``, ``no_words``)
         self.route: Route | None = None
         self.response = ""
+        self.agent: dict[str, Any] | None = None  # the agent's answer (answered)
+        self._failure: dict[str, Any] | None = None
         self._playback: dict[str, Any] | None = None
         self.stream_open = True
         self._finished = False
@@ -161,7 +182,11 @@ class Recording:
         """
         position = samples if start is None else min(max(cut - start, 0), samples)
         self._preroll = {"samples": samples, "cut": position}
-        self._markers.update(preroll_start=0, splice=samples, wake_cut=position)
+        self._markers.update(preroll_start=0, splice=samples)
+        if self._wake is not None:
+            # A request without a wake word (a follow-up, a listen window) was
+            # cut at a speech onset: no wake cut to show; ``preroll.cut`` says where.
+            self._markers["wake_cut"] = position
 
     def stream_ended(self, cause: EndOfSpeech | None = None) -> None:
         """No more audio comes (``audio-stop``, a limit, the request's end).
@@ -213,12 +238,49 @@ class Recording:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """``with recording.stage("agent"): ...`` times a stage."""
+        """``with recording.stage("agent"): ...`` times a stage.
+
+        An exception out of it is the request's failure, at that stage.
+        """
         self._start(name)
         try:
             yield
+        except Exception as err:
+            self.failed(stage_failing_as(name), None, str(err))
+            raise
         finally:
             self._end(name)
+
+    def failed(self, stage: FailedStage, code: str | None, message: str) -> None:
+        """The request failed at ``stage``; the first failure told is the one."""
+        if self._failure is None:
+            self._failure = failure(stage, code, message)
+
+    def answered(
+        self,
+        *,
+        response_type: str,
+        error_code: str | None,
+        intent: str | None,
+        targets: list[dict[str, Any]],
+        failed_targets: list[dict[str, Any]],
+        acted: bool,
+    ) -> None:
+        """The conversation agent's answer (its intent response).
+
+        ``response_type``: action_done, query_answer or error (then
+        ``error_code`` says why: no_intent_match, no_valid_targets…);
+        ``intent``: the intent it matched (None: none, or an agent that does not
+        say); ``acted``: an action ran (action_done with targets it succeeded on).
+        """
+        self.agent = {
+            "response_type": response_type,
+            "error_code": error_code,
+            "intent": intent,
+            "targets": targets[:MAX_TARGETS],
+            "failed_targets": failed_targets[:MAX_TARGETS],
+            "acted": acted,
+        }
 
     def routed(self, route: Route) -> None:
         """The router decided."""
@@ -232,6 +294,14 @@ class Recording:
         (no text, no audio) leaves the playback null.
         """
         self.response = response
+        if playback.outcome in _PLAYBACK_FAILED:
+            self.failed(
+                FailedStage.PLAYBACK,
+                str(playback.outcome),
+                "the satellite never said it played the answer"
+                if playback.outcome is PlaybackOutcome.TIMEOUT
+                else "the connection dropped while the answer played",
+            )
         rate = playback.rate
         if rate is None or not playback.sentences:
             return
@@ -275,6 +345,8 @@ class Recording:
         samples = self.samples
         markers = {**self._markers, "stream_end": samples}
         raw, route = self.raw, self.route
+        outcome = self.outcome or Outcome.CANCELLED
+        failure = self._failure_of(outcome)
         return {
             "version": SCHEMA_VERSION,
             "id": None,
@@ -293,9 +365,16 @@ class Recording:
             if raw is None
             else {"engine": self.stt_engine, "raw": raw, "tokens": stt_tokens(raw)},
             "text": hear(raw).key if raw else "",
-            "outcome": self.outcome or Outcome.CANCELLED,
+            "outcome": outcome,
             "reason": self.reason,
+            "result": Result.EMPTY
+            if outcome in _EMPTY_OUTCOMES
+            else Result.FAILURE
+            if failure is not None
+            else Result.SUCCESS,
+            "failure": failure,
             "decision": None if route is None else _decision(route),
+            "agent": self.agent,
             "response": self.response,
             "timings": [
                 {"stage": name, "start_s": span[0], "end_s": span[1]}
@@ -307,6 +386,20 @@ class Recording:
         }
 
     # -- inside ----------------------------------------------------------------------
+
+    def _failure_of(self, outcome: Outcome) -> dict[str, Any] | None:
+        """Where the request failed, if it did (None: it did not, or it was empty)."""
+        if outcome in _EMPTY_OUTCOMES:
+            return None
+        timed = [name for name in STAGES if name in self._stages and name != "stream"]
+        return failure_of(
+            told=self._failure,
+            ended_early=str(outcome) if outcome in _FAILED_OUTCOMES else None,
+            last_stage=timed[-1] if timed else None,
+            agent=self.agent,
+            stack=None if self.route is None else self.route.stack,
+            response=self.response,
+        )
 
     def _since_start(self) -> float:
         return round(self._clock.now() - self._t0, 3)

@@ -94,6 +94,7 @@ def summary(meta: dict[str, Any]) -> dict[str, Any]:
         "duration_s": meta.get("duration_s"),
         "text": meta.get("text"),
         "outcome": meta.get("outcome"),
+        "result": meta.get("result"),
         "stt_raw": stt.get("raw"),
         "frame": decision.get("frame"),
         "rule": decision.get("rule"),
