@@ -3,7 +3,8 @@
 The form shows the stored policy (the defaults for what is not stored) and
 saves only valid values: ``FollowUpPolicy.parse`` checks them, and a bad one is
 shown on its field with a translated error (``follow_up_<option>``). Stop words
-are one phrase per line in the form and a list in the options.
+are one phrase per line in the form and a list in the options; the closing is
+one line, and an empty field (the form leaves it out) means no closing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .core.follow_up_policy import (
 
 STOP_WORDS: Final = "follow_up_stop_words"
 EMERGENCY: Final = "follow_up_emergency_phrases"
+CLOSING: Final = "follow_up_closing"
 _PHRASE_FIELDS: Final = (STOP_WORDS, EMERGENCY)
 _FIELD_OF_CODE: Final = {
     field: key for key, field in (*OPTION_FIELDS.items(), *DEBOUNCE_FIELDS.items())
@@ -68,6 +70,7 @@ CONVERSATIONS_SCHEMA: Final = vol.Schema(
         vol.Optional(STOP_WORDS): selector.TextSelector(
             selector.TextSelectorConfig(multiline=True)
         ),
+        vol.Optional(CLOSING): selector.TextSelector(),
         vol.Required("follow_up_quiet_s"): selector.NumberSelector(
             {**_number(QUIET_S_RANGE, 0.1), "unit_of_measurement": "s"}
         ),
@@ -106,6 +109,7 @@ def _stored(policy: FollowUpPolicy, debounce: DebouncePolicy) -> dict[str, Any]:
         "follow_up_memory": policy.memory.value,
         "follow_up_listen_s": policy.listen_s,
         STOP_WORDS: list(policy.stop_words),
+        CLOSING: policy.closing,
         "follow_up_quiet_s": debounce.quiet_s,
         "follow_up_max_s": debounce.max_s,
         EMERGENCY: list(debounce.emergency_phrases),
@@ -120,6 +124,7 @@ def to_options(user_input: Mapping[str, Any], language: str) -> dict[str, Any]:
     new = {
         **{k: user_input[k] for k in CONVERSATIONS_SCHEMA.schema if k in user_input},
         **{key: _lines(user_input.get(key, "")) for key in _PHRASE_FIELDS},
+        CLOSING: user_input.get(CLOSING, ""),
     }
     return _stored(
         policy_from_options(new, language), debounce_from_options(new, language)

@@ -384,11 +384,13 @@ class VoiceLoop:
                 self.recorder.answered(turn, result)
                 answer = result.response.speech.get("plain", {}).get("speech", "")
                 asked_back = result.continue_conversation
-        speech = reply_for(route, answer=answer).speech
+        session = self._session if turn is not None else None
+        # At the turn limit an answer's question would go unheard: say so.
+        closing = self.follow_up.closing(answer, asked_back) if session else ""
+        speech = reply_for(route, answer=answer, closing=closing).speech
         with self.recorder.stage(turn, "speech"):
             playback = await self.speech.say(speech, response=True)
         self.recorder.said(turn, speech, playback)
-        session = self._session if turn is not None else None
         follow_up_s = self.follow_up.answered(asked_back) if session else None
         reply = reply_for(
             route,

@@ -11,6 +11,7 @@ from custom_components.voicestack.core.follow_up import (
     EndReason,
     FollowUpLoop,
     Session,
+    asks,
 )
 from custom_components.voicestack.core.follow_up_policy import (
     FollowUpMode,
@@ -316,3 +317,64 @@ def test_sessions_get_unique_ids_by_default() -> None:
     assert first != second
     assert len(first) == 32
     assert int(first, 16) >= 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "answer", "asked_back", "closing"),
+    [
+        # At the limit, an answer that wants a reply: the user is told.
+        (FollowUpMode.ALWAYS, "Shall I check another room?", False, True),
+        (FollowUpMode.ALWAYS, "Done.", True, True),
+        (FollowUpMode.AGENT, "Done. Anything else?", True, True),
+        # Nothing left open: nothing more to say.
+        (FollowUpMode.ALWAYS, "Done.", False, False),
+        # The agent did not ask back: the session ends answered, not at the limit.
+        (FollowUpMode.AGENT, "Shall I check another room?", False, False),
+    ],
+)
+def test_the_last_turns_question_gets_the_closing(
+    mode: FollowUpMode, answer: str, asked_back: bool, closing: bool
+) -> None:
+    run = Harness(mode=mode, max_turns=2)
+    run.loop.begin_turn(woken=True)
+    before_the_limit = run.loop.closing(answer, asked_back)
+    run.loop.answered(agent_asked_back=True)
+    run.loop.begin_turn(woken=False)
+
+    said = run.loop.closing(answer, asked_back)
+    run.loop.answered(asked_back)
+
+    assert before_the_limit == ""  # someone still listens after turn 1
+    assert said == ("Say the wake word to go on." if closing else "")
+    if closing:
+        assert run.ended == [("s1", 2, EndReason.MAX_TURNS)]
+
+
+def test_no_closing_when_single_shot_or_none_is_set() -> None:
+    off = Harness(mode=FollowUpMode.OFF)
+    off.loop.begin_turn(woken=True)
+    silent = Harness(mode=FollowUpMode.ALWAYS, max_turns=1, closing="")
+    silent.loop.begin_turn(woken=True)
+    idle = Harness(max_turns=1)
+
+    assert off.loop.closing("Anything else?", agent_asked_back=True) == ""
+    assert silent.loop.closing("Anything else?", agent_asked_back=True) == ""
+    assert idle.loop.closing("Anything else?", agent_asked_back=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("answer", "question"),
+    [
+        ("Shall I check another room?", True),
+        ('He asked: "Which room?"', True),
+        ("¿Quieres algo más?", True),
+        ("Voulez-vous autre chose ? ", True),
+        ("Done.", False),
+        ("Why? Because it was on.", False),
+        ("", False),
+    ],
+)
+def test_an_answer_asks_when_it_ends_in_a_question_mark(
+    answer: str, question: bool
+) -> None:
+    assert asks(answer) is question

@@ -6,6 +6,7 @@ import pytest
 
 from custom_components.voicestack.core.follow_up_policy import (
     DEFAULT_STOP_WORDS,
+    MAX_CLOSING_CHARS,
     MAX_PHRASE_CHARS,
     MAX_PHRASES,
     FollowUpConfigError,
@@ -26,6 +27,7 @@ def test_the_defaults() -> None:
         8.0,
     )
     assert policy.stop_words == DEFAULT_STOP_WORDS
+    assert policy.closing == "Say the wake word to go on."
     assert FollowUpPolicy.parse() == policy
 
 
@@ -64,6 +66,8 @@ def test_form_values_parse_into_a_policy() -> None:
         ({"stop_words": ["That's all", "thats all!"]}, "stop_words"),
         ({"stop_words": ["x" * (MAX_PHRASE_CHARS + 1)]}, "stop_words"),
         ({"stop_words": [f"stop {n}" for n in range(MAX_PHRASES + 1)]}, "stop_words"),
+        ({"closing": "x" * (MAX_CLOSING_CHARS + 1)}, "closing"),
+        ({"closing": ["Bye."]}, "closing"),
     ],
 )
 def test_bad_options_name_the_option(options: dict[str, object], code: str) -> None:
@@ -90,3 +94,12 @@ def test_phrases_at_the_limits_are_valid() -> None:
 def test_a_duplicate_names_both_phrases() -> None:
     with pytest.raises(FollowUpConfigError, match="'stop!' repeats 'Stop'"):
         validate_phrases(["Stop", "stop!"], "emergency")
+
+
+def test_the_closing_is_the_languages_stripped_or_none() -> None:
+    assert FollowUpPolicy.parse(language="de-CH").closing == (
+        "Sag das Aktivierungswort, um weiterzumachen."
+    )
+    assert FollowUpPolicy.parse(closing="  Bye for now. ").closing == "Bye for now."
+    assert FollowUpPolicy.parse(closing="x" * MAX_CLOSING_CHARS).closing
+    assert FollowUpPolicy.parse(closing="").closing == ""  # nothing is said

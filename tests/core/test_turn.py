@@ -33,6 +33,16 @@ def test_the_follow_up_loops_window_comes_after_the_answer() -> None:
     assert reply == Reply("Which room?", FOLLOW_UP_TIMEOUT_S)
 
 
+def test_the_closing_comes_last_unless_a_mode_listens_on() -> None:
+    closing = "Say the wake word to go on."
+    dictating = Route(frame="dictation", rule="append", agent_text=None, listen=True)
+
+    assert reply_for(AGENT, answer="Which room?", closing=closing).speech == (
+        "Which room? Say the wake word to go on."
+    )
+    assert reply_for(dictating, closing=closing).speech == ""
+
+
 def test_a_mode_waiting_for_speech_opens_the_longer_window() -> None:
     dictating = Route(frame="dictation", rule="append", agent_text=None, listen=True)
 

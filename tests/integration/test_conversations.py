@@ -163,6 +163,32 @@ async def test_three_turns_then_the_loop_closes_and_speech_without_a_wake_word_i
     )
 
 
+async def test_at_the_turn_limit_a_question_is_followed_by_the_closing(
+    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
+) -> None:
+    def offer_more(_user_input: conversation.ConversationInput) -> tuple[str, bool]:
+        return "The kitchen is warm. Shall I check another room?", False
+
+    await use_agent(hass, stack, pipeline, offer_more)
+    dialog, turns, ended = await dialog_with(
+        hass, stack, tmp_path, follow_up_mode="always", follow_up_max_turns=2
+    )
+
+    await dialog.wake_and_say("How warm is the kitchen?")
+    await dialog.answer("And the bedroom?")
+
+    first, last = await asyncio.to_thread(dialog.replies)
+    heard = words(last)
+    # By ear: the first answer's question is answered in its window; the last
+    # one's is not, so the closing follows it, once, after the question.
+    assert "wake" not in words(first), first
+    after_the_question = heard[heard.index("room") + 1 :]
+    assert after_the_question[:4] == ["say", "the", "wake", "word"], last
+    assert [t.data["end_reason"] for t in turns] == [None, "max_turns"]
+    assert turns[1].data["response"].endswith("Say the wake word to go on.")
+    assert [e.data["reason"] for e in ended] == ["max_turns"]
+
+
 async def test_stop_ends_the_conversation_after_the_first_turn(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:

@@ -782,6 +782,7 @@ CONVERSATIONS = {
     "follow_up_memory": "independent",
     "follow_up_listen_s": 6.5,
     "follow_up_stop_words": "stop\n  that's it  \n\nenough",
+    "follow_up_closing": " Wake me to go on. ",
     "follow_up_quiet_s": 1.0,
     "follow_up_max_s": 4.0,
     "follow_up_emergency_phrases": "help\ncall",
@@ -801,6 +802,7 @@ async def test_conversations_show_the_defaults_and_round_trip(
     assert defaults["follow_up_memory"] == "shared"
     assert defaults["follow_up_listen_s"] == 8.0
     assert "that's all" in defaults["follow_up_stop_words"].splitlines()
+    assert defaults["follow_up_closing"] == "Say the wake word to go on."
     assert saved["type"] is FlowResultType.CREATE_ENTRY
     assert entry.options == {
         **KEPT,
@@ -809,11 +811,25 @@ async def test_conversations_show_the_defaults_and_round_trip(
         "follow_up_memory": "independent",
         "follow_up_listen_s": 6.5,
         "follow_up_stop_words": ["stop", "that's it", "enough"],
+        "follow_up_closing": "Wake me to go on.",
         "follow_up_quiet_s": 1.0,
         "follow_up_max_s": 4.0,
         "follow_up_emergency_phrases": ["help", "call"],
     }
     assert again["follow_up_stop_words"] == "stop\nthat's it\nenough"
+
+
+async def test_a_cleared_closing_says_nothing_at_the_turn_limit(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> None:
+    form = await open_step(hass, entry, "conversations")
+    cleared = {k: v for k, v in CONVERSATIONS.items() if k != "follow_up_closing"}
+    await submit(hass, form, cleared)  # the form leaves an empty field out
+
+    assert entry.options["follow_up_closing"] == ""
+    assert (
+        shown(await open_step(hass, entry, "conversations"))["follow_up_closing"] == ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -831,6 +847,7 @@ async def test_conversations_show_the_defaults_and_round_trip(
             "follow_up_stop_words",
         ),
         ({"follow_up_max_s": 0.5}, "follow_up_max_s", "follow_up_max_s"),
+        ({"follow_up_closing": "x" * 101}, "follow_up_closing", "follow_up_closing"),
         (
             {"follow_up_emergency_phrases": "help\nHelp!"},
             "follow_up_emergency_phrases",

@@ -38,6 +38,10 @@ _LOGGER = logging.getLogger(__name__)
 # The satellite may start a request at the very end of its window; the session
 # waits this much longer so such a request is still its next turn.
 LISTEN_GRACE_S: Final = 1.0
+# What may close a question after its mark (quotes, a bracket), and the marks
+# that end one: ASCII, fullwidth (CJK) and Arabic.
+_CLOSING_MARKS: Final = " \t\n\"')\u00bb\u201d\u2019"
+_QUESTION_MARKS: Final = ("?", "\uff1f", "\u061f")
 
 
 class EndReason(StrEnum):
@@ -60,6 +64,11 @@ def _only_polite(
             return False
         words = words[len(polite) :]
     return True
+
+
+def asks(answer: str) -> bool:
+    """Whether ``answer`` ends in a question ("Shall I check another room?")."""
+    return answer.rstrip(_CLOSING_MARKS).endswith(_QUESTION_MARKS)
 
 
 def _new_session_id() -> str:
@@ -185,6 +194,19 @@ class FollowUpLoop:
         if self.policy.memory is Memory.SHARED and self._session is not None:
             self._session.conversation_id = conversation_id
 
+    def closing(self, answer: str, agent_asked_back: bool) -> str:
+        """What to say after ``answer``: the policy's closing, or "" for nothing.
+
+        The closing ("Say the wake word to go on.") is said when the answer
+        wants a reply (the agent asked back, or it ends in a question) and
+        ``answered`` will end the session at the turn limit: nobody listens
+        any more, and without it the question would hang in the room.
+        """
+        wants_reply = agent_asked_back or asks(answer)
+        if not wants_reply or self._ending(agent_asked_back) is not EndReason.MAX_TURNS:
+            return ""
+        return self.policy.closing
+
     def answered(self, agent_asked_back: bool) -> float | None:
         """The turn's answer was said: the listen window to open, or None.
 
@@ -193,22 +215,27 @@ class FollowUpLoop:
         session waits ``listen_s`` + ``LISTEN_GRACE_S`` for its next turn and
         then ends with SILENCE.
         """
-        session, policy = self._session, self.policy
-        if session is None:
+        if self._session is None:
             return None
-        if policy.mode is FollowUpMode.OFF or (
-            policy.mode is FollowUpMode.AGENT and not agent_asked_back
-        ):
-            self._end(EndReason.ANSWERED)
-            return None
-        if session.turn >= policy.max_turns:
-            self._end(EndReason.MAX_TURNS)
+        if (reason := self._ending(agent_asked_back)) is not None:
+            self._end(reason)
             return None
         self._cancel_silence()
         self._silence = self._clock.call_later(
-            policy.listen_s + LISTEN_GRACE_S, lambda: self._end(EndReason.SILENCE)
+            self.policy.listen_s + LISTEN_GRACE_S, lambda: self._end(EndReason.SILENCE)
         )
-        return policy.listen_s
+        return self.policy.listen_s
+
+    def _ending(self, agent_asked_back: bool) -> EndReason | None:
+        """Why the open session ends once this turn is answered (None: it goes on)."""
+        session, policy = self._session, self.policy
+        if policy.mode is FollowUpMode.OFF or (
+            policy.mode is FollowUpMode.AGENT and not agent_asked_back
+        ):
+            return EndReason.ANSWERED
+        if session is not None and session.turn >= policy.max_turns:
+            return EndReason.MAX_TURNS
+        return None
 
     def nothing_heard(self) -> None:
         """A request in the window held no words (a noise): SILENCE ends it.

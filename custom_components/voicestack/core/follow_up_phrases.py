@@ -1,8 +1,9 @@
 """The follow-up loop's default phrases, per language (Home Assistant-free).
 
-Stop words, the politeness that may follow one ("Stop, please"), and the
-phrases that never wait in the post-action buffer, for the languages Home
-Assistant users most often run. A user's own lists (the options) always win;
+Stop words, the politeness that may follow one ("Stop, please"), the
+phrases that never wait in the post-action buffer, and the closing said when
+the turn limit ends a conversation the answer wanted to go on, for the
+languages Home Assistant users most often run. A user's own lists (the options) always win;
 these are what a satellite starts with in Home Assistant's language. A language
 not listed falls back to English, and ``language_of`` reduces a tag ("de-CH")
 to its language ("de").
@@ -62,6 +63,18 @@ EMERGENCY_PHRASES: Final[Mapping[str, tuple[str, ...]]] = {
     "es": ("ayuda", "socorro", "para", "fuego", "llama"),
     "nl": ("help", "stop", "brand", "bel"),
     "it": ("aiuto", "stop", "al fuoco", "chiama"),
+}
+
+
+# Said after an answer that asks something back when nobody will listen any
+# more (the turn limit): the user is told how to go on.
+CLOSINGS: Final[Mapping[str, str]] = {
+    "en": "Say the wake word to go on.",
+    "de": "Sag das Aktivierungswort, um weiterzumachen.",
+    "fr": "Dites le mot d'activation pour continuer.",
+    "es": "Di la palabra de activación para continuar.",
+    "nl": "Zeg het activeringswoord om verder te gaan.",
+    "it": "Di' la parola di attivazione per continuare.",
 }
 
 

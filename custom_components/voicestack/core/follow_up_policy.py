@@ -15,7 +15,10 @@ between turns. Here they are one validated ``FollowUpPolicy``, defaults first:
   question opened before), 2 to 30 s;
 - ``stop_words``: the English phrases below (the note's four plus what people
   say to end a talk), at most 50 phrases of at most 60 characters, no two the
-  same once normalized; an empty list is allowed (silence and the limit end).
+  same once normalized; an empty list is allowed (silence and the limit end);
+- ``closing``: what is said after an answer that asks something back when the
+  turn limit ends the session (nobody listens any more), in the language's
+  words ("Say the wake word to go on."); at most 100 characters, empty: none.
 
 Bad values raise ``FollowUpConfigError`` whose ``code`` names the option, for
 the glue to translate. Phrases compare by ``spoken``: the ``hear(text).key``
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from .follow_up_phrases import FALLBACK, STOP_WORDS, language_of
+from .follow_up_phrases import CLOSINGS, FALLBACK, STOP_WORDS, language_of
 from .router.normalize import FILLER, hear
 from .turn import FOLLOW_UP_TIMEOUT_S
 
@@ -37,6 +40,7 @@ MAX_TURNS_RANGE: Final = (1, 10)
 LISTEN_S_RANGE: Final = (2.0, 30.0)
 MAX_PHRASES: Final = 50
 MAX_PHRASE_CHARS: Final = 60
+MAX_CLOSING_CHARS: Final = 100
 DEFAULT_STOP_WORDS: Final = STOP_WORDS[FALLBACK]
 
 
@@ -109,6 +113,7 @@ class FollowUpPolicy:
     memory: Memory = Memory.SHARED
     listen_s: float = FOLLOW_UP_TIMEOUT_S
     stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
+    closing: str = CLOSINGS[FALLBACK]
     # The language of the politeness a stop word may be followed by.
     language: str = FALLBACK
 
@@ -124,6 +129,12 @@ class FollowUpPolicy:
         _check(number, "listen_s", f"listen_s: {low_s} to {high_s} seconds")
         phrases = validate_phrases(self.stop_words, "stop_words")
         object.__setattr__(self, "stop_words", phrases)
+        closing = self.closing
+        fits = isinstance(closing, str) and len(closing.strip()) <= MAX_CLOSING_CHARS
+        _check(
+            fits, "closing", f"closing: text of at most {MAX_CLOSING_CHARS} characters"
+        )
+        object.__setattr__(self, "closing", closing.strip())
         object.__setattr__(self, "language", language_of(self.language))
 
     @classmethod
@@ -135,12 +146,13 @@ class FollowUpPolicy:
         memory: str = Memory.SHARED,
         listen_s: float = FOLLOW_UP_TIMEOUT_S,
         stop_words: Iterable[str] | None = None,
+        closing: str | None = None,
         language: str = FALLBACK,
     ) -> FollowUpPolicy:
         """A policy from form values (strings; numbers a form may give as 3.0).
 
-        Without ``stop_words``, the defaults of ``language`` (a tag such as
-        "de-CH"; English where none are known).
+        Without ``stop_words`` or ``closing``, the defaults of ``language`` (a
+        tag such as "de-CH"; English where none are known).
         """
         whole = isinstance(max_turns, float) and max_turns.is_integer()
         language = language_of(language)
@@ -153,6 +165,7 @@ class FollowUpPolicy:
                 STOP_WORDS[language] if stop_words is None else stop_words,
                 "stop_words",
             ),
+            closing=CLOSINGS[language] if closing is None else closing,
             language=language,
         )
 
@@ -164,6 +177,7 @@ OPTION_FIELDS: Final = {
     "follow_up_memory": "memory",
     "follow_up_listen_s": "listen_s",
     "follow_up_stop_words": "stop_words",
+    "follow_up_closing": "closing",
 }
 
 

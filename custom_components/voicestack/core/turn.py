@@ -46,6 +46,7 @@ def reply_for(
     route: Route,
     *,
     answer: str = "",
+    closing: str = "",
     follow_up_s: float | None = None,
     always_listening: bool = False,
 ) -> Reply:
@@ -55,9 +56,13 @@ def reply_for(
     the session goes on). Without one, a mode that waits for more speech
     (``route.listen``) opens the longer mode window, unless the satellite
     streams all speech anyway (always listening), where a window would mean
-    nothing.
+    nothing. ``closing`` (the loop's, when its turn limit leaves the answer's
+    question unheard) is said last, unless such a mode listens on anyway.
     """
-    speech = f"{route.speak or ''} {answer}".strip()
+    if route.listen and not always_listening:
+        closing = ""
+    said = (route.speak or "", answer, closing)
+    speech = " ".join(part.strip() for part in said if part.strip())
     if follow_up_s is not None:
         return Reply(speech, follow_up_s)
     if route.listen and not always_listening:
