@@ -2,7 +2,10 @@
 
 When the wake word ends at sample E, the request starts with the buffered audio
 from E - preroll up to E and continues with live audio from E: the splice is
-sample-exact by construction (no gap, no repeat).
+sample-exact by construction (no gap, no repeat). ``sent`` marks where the last
+request's audio ended, so the next one (a fragment said right after it) starts
+there at the earliest: nothing said between two requests is lost, and nothing
+is sent twice.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ class PrerollBuffer:
         self._capacity = capacity
         self._data = np.zeros(max(capacity, 1), dtype=np.int16)
         self._end = 0  # absolute index one past the newest sample
+        self.sent = 0  # one past the last sample a request streamed
 
     @property
     def end(self) -> int:
