@@ -16,9 +16,46 @@ export function escape(value) {
 const seconds = (value, digits = 2) =>
   value === null || value === undefined ? "—" : `${Number(value).toFixed(digits)} s`;
 
-export function formatTime(iso) {
+/**
+ * The user's date and time format, as Home Assistant's own panels show a time
+ * (its formatDateTimeWithSeconds): the profile's language, 12 or 24 hours
+ * (`time_format`), and the server's time zone if the profile says so.
+ */
+export function dateFormat(hass) {
+  const locale = hass?.locale ?? {};
+  const language = locale.language || hass?.language || undefined;
+  const amPm = usesAmPm(locale.time_format, language);
+  const options = {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: amPm ? "numeric" : "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: amPm ? "h12" : "h23",
+    timeZone: locale.time_zone === "server" ? hass?.config?.time_zone : undefined,
+  };
+  try {
+    return new Intl.DateTimeFormat(language, options);
+  } catch {
+    return new Intl.DateTimeFormat(undefined, { ...options, timeZone: undefined });
+  }
+}
+
+/** Home Assistant's rule: "12", "24", or what the language (or system) uses. */
+function usesAmPm(timeFormat, language) {
+  if (timeFormat === "12") return true;
+  if (timeFormat === "24") return false;
+  const test = new Date("January 1, 2023 22:00:00").toLocaleString(
+    timeFormat === "system" ? undefined : language,
+  );
+  return test.includes("10");
+}
+
+/** ``iso`` in ``format`` (from dateFormat), escaped. */
+export function formatTime(iso, format) {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? escape(iso) : date.toLocaleString();
+  return escape(Number.isNaN(date.getTime()) ? iso : (format ?? dateFormat(null)).format(date));
 }
 
 export function tokensHtml(stt) {
@@ -91,7 +128,7 @@ export function playbackHtml(playback, response) {
     <ol class="sentences">${sentences}</ol>`;
 }
 
-export function metadataHtml(meta) {
+export function metadataHtml(meta, format) {
   const rate = meta.rate || 16000;
   const preroll = meta.preroll
     ? `${meta.preroll.samples} samples (${seconds(meta.preroll.samples / rate, 3)}), cut at ${meta.preroll.cut}`
@@ -101,17 +138,22 @@ export function metadataHtml(meta) {
     : "none";
   const rows = [
     ["Satellite", `${meta.satellite} (${meta.entity_id ?? "no entity"})`],
-    ["Started", formatTime(meta.started)],
+    ["Started", formatTime(meta.started, format)],
     ["Wake word", wake],
     ["Preroll", preroll],
     ["End of speech", meta.end_of_speech ?? "unknown"],
     ["Duration", `${seconds(meta.duration_s, 3)} (${meta.samples} samples at ${rate} Hz)`],
     ["Speech-to-text", meta.stt?.engine ?? "—"],
     ["Outcome", meta.outcome],
+    ["Result", meta.result ?? "—"],
     ["Size", `${((meta.bytes ?? 0) / 1024).toFixed(1)} KiB`],
     ["Recording", meta.id],
   ];
   return `<dl class="meta">${rows
-    .map(([key, value]) => `<dt>${key}</dt><dd>${key === "Started" ? value : escape(value)}</dd>`)
+    .map(([key, value]) =>
+      key === "Started"
+        ? `<dt>${key}</dt><dd class="started">${value}</dd>`
+        : `<dt>${key}</dt><dd>${escape(value)}</dd>`,
+    )
     .join("")}</dl>`;
 }

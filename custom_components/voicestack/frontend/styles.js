@@ -55,7 +55,9 @@ h2 { font-size: 16px; font-weight: 500; margin: 0 0 8px; display: flex; align-it
 }
 .requests .text { font-weight: 500; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .requests .sub { color: var(--secondary-text-color); font-size: 12px; }
+.requests .chip { justify-self: end; align-self: start; }
 .requests .new { animation: arrive 2s ease-out; }
+.requests .row-error { grid-column: 1 / -1; color: var(--error-color, #db4437); font-size: 12px; }
 @keyframes arrive { from { background: rgba(var(--rgb-primary-color, 3, 169, 244), 0.3); } }
 .live { font-size: 11px; font-weight: 500; color: var(--success-color, #4caf50); text-transform: uppercase; letter-spacing: .05em; }
 .live::before { content: "● "; }
@@ -70,6 +72,7 @@ h2 { font-size: 16px; font-weight: 500; margin: 0 0 8px; display: flex; align-it
 }
 .chip.primary { background: var(--primary-color); color: var(--text-primary-color, #fff); }
 .chip.warning { background: var(--warning-color, #ff9800); color: #000; }
+.chip.success { background: var(--success-color, #4caf50); color: #fff; }
 .chip.error { background: var(--error-color, #db4437); color: #fff; }
 .heard { font-size: 18px; margin: 0 0 8px; overflow-wrap: anywhere; }
 .controls { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin-bottom: 8px; }
@@ -89,9 +92,13 @@ button.action.danger.filled { background: var(--error-color, #db4437); color: #f
 .wave canvas { display: block; width: 100%; height: 180px; cursor: crosshair; touch-action: none;
   border-radius: 4px; }
 .wave .marker {
-  position: absolute; transform: translateX(-1px); font-size: 11px; line-height: 16px; padding: 0 4px;
+  position: absolute; font-size: 11px; line-height: 16px; padding: 0 4px;
   white-space: nowrap; border-left: 2px solid var(--marker); color: var(--primary-text-color);
   background: linear-gradient(90deg, color-mix(in srgb, var(--marker) 25%, transparent), transparent);
+}
+.wave .marker.flip {
+  border-left: none; border-right: 2px solid var(--marker);
+  background: linear-gradient(270deg, color-mix(in srgb, var(--marker) 25%, transparent), transparent);
 }
 .wave .cursor, .wave .playhead { position: absolute; bottom: 0; width: 0; height: 180px;
   border-left: 1px dashed var(--primary-text-color); pointer-events: none; }
@@ -126,4 +133,22 @@ button.action.danger.filled { background: var(--error-color, #db4437); color: #f
 .meta dd { margin: 0; overflow-wrap: anywhere; }
 .error { background: var(--error-color, #db4437); color: #fff; padding: 8px 16px; border-radius: var(--vs-radius); }
 .placeholder { text-align: center; padding: 48px 16px; }
+.stages { list-style: none; margin: 0 0 8px; padding: 0; display: grid; gap: 2px; }
+.stages li { display: grid; grid-template-columns: 20px 64px 1fr; gap: 6px; align-items: baseline; font-size: 13px; }
+.stages li::before { content: "✓"; color: var(--success-color, #4caf50); font-weight: 600; }
+.stages li.failed::before { content: "✗"; color: var(--error-color, #db4437); }
+.stages li.skipped::before { content: "–"; color: var(--secondary-text-color); }
+.stages li.failed .what { color: var(--error-color, #db4437); }
+.stages li.skipped { color: var(--secondary-text-color); }
+.stages .name { font-family: var(--ha-font-family-code, monospace); }
+.stages .what { overflow-wrap: anywhere; }
+dialog.confirm {
+  border: none; border-radius: var(--ha-dialog-border-radius, 28px); padding: 24px; min-width: min(320px, 90vw);
+  max-width: 90vw; background: var(--mdc-theme-surface, var(--vs-card)); color: var(--primary-text-color);
+  box-shadow: var(--ha-card-box-shadow, 0 8px 32px rgba(0, 0, 0, 0.3));
+}
+dialog.confirm::backdrop { background: var(--mdc-dialog-scrim-color, rgba(0, 0, 0, 0.32)); }
+dialog.confirm h2 { font-size: 22px; font-weight: 400; margin: 0 0 16px; }
+dialog.confirm p { margin: 0 0 24px; color: var(--secondary-text-color); }
+dialog.confirm .buttons { display: flex; justify-content: flex-end; gap: 8px; }
 `;

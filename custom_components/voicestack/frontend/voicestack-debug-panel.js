@@ -9,8 +9,13 @@
 // `voicestack/recordings/subscribe`; a selected request's metadata comes from
 // `voicestack/recordings/get` and its audio from the authenticated view
 // `/api/voicestack/recordings/<id>.wav` (admin only, like the panel).
+//
+// What fails on one request stays on that request: a delete that fails shows
+// its error on the request's row (and in Home Assistant's toast); only a lost
+// connection turns the panel offline.
 
 import {
+  dateFormat,
   decisionHtml,
   escape,
   formatTime,
@@ -19,12 +24,13 @@ import {
   timingsHtml,
   tokensHtml,
 } from "./details.js";
+import { agentHtml, resultChip, stagesHtml } from "./result.js";
 import { STYLES } from "./styles.js";
 import { Player, parseWav } from "./wav.js";
 import { MARKERS, Waveform } from "./waveform.js";
 
-const OUTCOME_CHIP = { routed: "primary", empty: "warning", no_speech: "warning", failed: "error" };
 const PLAYHEAD_MS = 50;
+const ARRIVE_MS = 2000; // the "just arrived" highlight (styles.js: arrive)
 
 class VoiceStackDebugPanel extends HTMLElement {
   constructor() {
@@ -33,7 +39,10 @@ class VoiceStackDebugPanel extends HTMLElement {
     this._hass = null;
     this._recordings = [];
     this._selected = null; // {meta, samples, rate} of the open request
-    this._fresh = new Set(); // ids that arrived while the panel was open
+    this._fresh = new Map(); // id → when it arrived (performance.now()), while highlighted
+    this._rowErrors = new Map(); // id → what failed on that request (a delete)
+    this._dates = dateFormat(null);
+    this._locale = "";
     this._unsubscribe = null; // resolves to the subscription's remover
     this._started = false;
     this._player = new Player();
@@ -54,6 +63,17 @@ class VoiceStackDebugPanel extends HTMLElement {
     this._hass = hass;
     const menu = this.shadowRoot.querySelector("ha-menu-button");
     if (menu) menu.hass = hass;
+    const locale = JSON.stringify([hass.locale, hass.language, hass.config?.time_zone]);
+    if (locale !== this._locale) {
+      // The user's language, 12/24 hours or time zone: dates as Home Assistant shows them.
+      this._locale = locale;
+      this._dates = dateFormat(hass);
+      if (this.shadowRoot.childElementCount) {
+        this._renderList();
+        const started = this.shadowRoot.querySelector(".details .started");
+        if (started && this._selected) started.textContent = this._dates.format(new Date(this._selected.meta.started));
+      }
+    }
     this._start();
   }
 
@@ -107,7 +127,15 @@ class VoiceStackDebugPanel extends HTMLElement {
           <ul class="requests"></ul>
         </section>
         <section class="details" aria-live="polite"></section>
-      </div>`;
+      </div>
+      <dialog class="confirm" aria-labelledby="confirm-title">
+        <h2 id="confirm-title">Delete this recording?</h2>
+        <p class="question"></p>
+        <form method="dialog" class="buttons">
+          <button class="action" value="cancel" autofocus>Cancel</button>
+          <button class="action danger filled" value="delete">Delete</button>
+        </form>
+      </dialog>`;
     const menu = this.shadowRoot.querySelector("ha-menu-button");
     if (menu) {
       menu.hass = this._hass;
@@ -116,9 +144,16 @@ class VoiceStackDebugPanel extends HTMLElement {
     this.shadowRoot.querySelector(".fallback-menu")?.addEventListener("click", () =>
       this.dispatchEvent(new Event("hass-toggle-menu", { bubbles: true, composed: true })),
     );
-    this.shadowRoot.querySelector(".requests").addEventListener("click", (event) => {
+    const requests = this.shadowRoot.querySelector(".requests");
+    requests.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-id]");
       if (button) this._open(button.dataset.id);
+    });
+    requests.addEventListener("animationend", (event) => {
+      // Highlighted once: a later redraw must not play it again.
+      const button = event.target.closest("button[data-id]");
+      this._fresh.delete(button?.dataset.id);
+      button?.classList.remove("new");
     });
     this._showDetails();
   }
@@ -151,10 +186,12 @@ class VoiceStackDebugPanel extends HTMLElement {
 
   _onChange(message) {
     if (message.type === "added") {
-      this._fresh.add(message.recording.id);
+      this._fresh.set(message.recording.id, performance.now());
       this._recordings = [message.recording, ...this._recordings.filter((r) => r.id !== message.recording.id)];
     } else if (message.type === "removed") {
       this._recordings = this._recordings.filter((r) => r.id !== message.recording_id);
+      this._rowErrors.delete(message.recording_id);
+      this._fresh.delete(message.recording_id);
       if (this._selected?.meta.id === message.recording_id) {
         this._close();
       }
@@ -170,16 +207,22 @@ class VoiceStackDebugPanel extends HTMLElement {
       return;
     }
     const open = this._selected?.meta.id;
+    const now = performance.now();
     list.innerHTML = this._recordings
       .map((r) => {
         const text = r.text || r.stt_raw || "(nothing heard)";
         const route = r.frame ? `${r.frame} / ${r.rule}` : "";
-        return `<li><button data-id="${escape(r.id)}" aria-current="${r.id === open}"
-            class="${this._fresh.has(r.id) ? "new" : ""}">
+        // A redraw while it is highlighted carries on where the highlight is.
+        const age = now - (this._fresh.get(r.id) ?? -Infinity);
+        const fresh = age < ARRIVE_MS ? `class="new" style="animation-delay:${-age}ms"` : "";
+        if (!fresh) this._fresh.delete(r.id);
+        const error = this._rowErrors.get(r.id);
+        return `<li><button data-id="${escape(r.id)}" aria-current="${r.id === open}" ${fresh}>
           <span class="text">${escape(text)}</span>
-          <span class="chip ${OUTCOME_CHIP[r.outcome] ?? ""}">${escape(r.outcome)}</span>
-          <span class="sub">${escape(r.satellite)} · ${formatTime(r.started)}</span>
+          ${resultChip(r)}
+          <span class="sub">${escape(r.satellite)} · ${formatTime(r.started, this._dates)}</span>
           <span class="sub">${Number(r.duration_s).toFixed(1)} s ${route ? `· ${escape(route)}` : ""}</span>
+          ${error ? `<span class="row-error" role="alert">${escape(error)}</span>` : ""}
         </button></li>`;
       })
       .join("");
@@ -226,10 +269,14 @@ class VoiceStackDebugPanel extends HTMLElement {
     }
     const { meta, samples, rate } = this._selected;
     const heard = meta.text || meta.stt?.raw || "";
+    // A request without a wake word (a follow-up) has no wake cut to show,
+    // also in recordings made before the recorder left it out.
+    const markers = (meta.markers ?? []).filter((m) => m.name !== "wake_cut" || meta.wake_word);
+    const names = new Set(markers.map((m) => m.name));
     details.innerHTML = `
       <div class="card wide">
         <p class="heard">${heard ? escape(heard) : '<span class="muted">(nothing heard)</span>'}
-          <span class="chip ${OUTCOME_CHIP[meta.outcome] ?? ""}">${escape(meta.outcome)}</span></p>
+          ${resultChip(meta)}</p>
         <div class="controls" role="toolbar" aria-label="Waveform">
           ${button("play", "Play from the cursor", "▶ Play", "filled")}
           ${button("zoom-in", "Zoom in", "+")}
@@ -243,15 +290,18 @@ class VoiceStackDebugPanel extends HTMLElement {
           ${button("delete", "Delete this recording", "Delete", "danger")}
         </div>
         <div class="wave"></div>
-        <div class="legend">${Object.values(MARKERS)
-          .map((m) => `<span style="--marker:var(${m.color})">${m.label}</span>`)
+        <div class="legend">${Object.entries(MARKERS)
+          .filter(([name]) => names.has(name))
+          .map(([, m]) => `<span style="--marker:var(${m.color})">${m.label}</span>`)
           .join("")}</div>
       </div>
+      <div class="card result-card"><h2>Result ${resultChip(meta)}</h2>${stagesHtml(meta)}</div>
+      <div class="card agent-card"><h2>Conversation agent</h2>${agentHtml(meta.agent, meta.decision)}</div>
       <div class="card"><h2>Speech-to-text</h2>${tokensHtml(meta.stt)}</div>
       <div class="card"><h2>Router decision</h2>${decisionHtml(meta.decision)}</div>
       <div class="card"><h2>Timings</h2>${timingsHtml(meta.timings)}</div>
       <div class="card"><h2>Said back</h2>${playbackHtml(meta.playback, meta.response)}</div>
-      <div class="card wide"><h2>Request</h2>${metadataHtml(meta)}</div>`;
+      <div class="card wide"><h2>Request</h2>${metadataHtml(meta, this._dates)}</div>`;
     details.dataset.id = meta.id;
     details.querySelector(".controls").addEventListener("click", (event) => {
       const action = event.target.closest("button[data-action]")?.dataset.action;
@@ -261,7 +311,7 @@ class VoiceStackDebugPanel extends HTMLElement {
       this._waveform.setCursor(sample);
       if (this._player.playing) this._play();
     });
-    this._waveform.load(samples, rate, meta.markers ?? []);
+    this._waveform.load(samples, rate, markers);
     details.dataset.loaded = meta.id;
   }
 
@@ -285,8 +335,10 @@ class VoiceStackDebugPanel extends HTMLElement {
 
   _play() {
     const { samples, rate } = this._selected;
-    this._player.play(samples, rate, this._waveform.cursor);
-    this._playing(true);
+    // From the cursor; with the cursor on the last sample there is nothing
+    // after it: from the start.
+    const from = this._waveform.cursor >= samples.length - 1 ? 0 : this._waveform.cursor;
+    this._playing(this._player.play(samples, rate, from));
   }
 
   _stopPlaying() {
@@ -319,12 +371,31 @@ class VoiceStackDebugPanel extends HTMLElement {
 
   async _delete() {
     const { meta } = this._selected;
-    if (!confirm(`Delete the recording of ${meta.satellite} from ${formatTime(meta.started)}?`)) return;
+    const question = `The recording of ${meta.satellite} from ${formatTime(meta.started, this._dates)} is deleted for good.`;
+    if (!(await this._confirm(question))) return;
+    this._rowErrors.delete(meta.id);
     try {
       await this._hass.callWS({ type: "voicestack/recordings/delete", recording_id: meta.id });
     } catch (err) {
-      this._fail(`Could not delete it: ${err.message ?? err}`);
+      // This request's trouble, not the panel's: said on its row and in a toast.
+      const message = `Could not delete it: ${err.message ?? err}`;
+      this._rowErrors.set(meta.id, message);
+      this._renderList();
+      this.dispatchEvent(
+        new CustomEvent("hass-notification", { detail: { message }, bubbles: true, composed: true }),
+      );
     }
+  }
+
+  /** Ask in the panel's dialog (styled like Home Assistant's); true for "Delete". */
+  _confirm(question) {
+    const dialog = this.shadowRoot.querySelector("dialog.confirm");
+    dialog.querySelector(".question").textContent = question;
+    dialog.returnValue = "";
+    dialog.showModal();
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "delete"), { once: true });
+    });
   }
 
   _fail(message) {

@@ -63,11 +63,12 @@ export class Player {
     return this._source !== null;
   }
 
+  /** Play from sample `from`; false when there is nothing after it to play. */
   play(samples, rate, from) {
     this.stop();
-    this._context ??= new AudioContext();
     const count = samples.length - from;
-    if (count <= 0) return;
+    if (count <= 0) return false;
+    this._context ??= new AudioContext();
     const buffer = this._context.createBuffer(1, count, rate);
     const channel = buffer.getChannelData(0);
     for (let i = 0; i < count; i++) channel[i] = samples[from + i] / 32768;
@@ -85,6 +86,7 @@ export class Player {
     this._startedAt = this._context.currentTime;
     this._context.resume();
     source.start();
+    return true;
   }
 
   position() {

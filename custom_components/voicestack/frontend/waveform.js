@@ -5,7 +5,14 @@
 // Fast by construction: one pass over the visible samples per render (a 15 s
 // request is 240 000 samples: a few milliseconds), one filled path for the
 // whole waveform. The element it draws into carries what a test or a curious
-// user can read: data-view-start / data-view-end (samples), data-render-ms.
+// user can read: data-view-start / data-view-end (samples), data-render-ms,
+// data-axis (each time label drawn: [text, left px, right px]).
+//
+// Nothing is cut at the right edge: a marker label that would run past it is
+// drawn to the left of its marker, and so is the time axis's last label. The
+// label rows are counted once, when a recording is loaded (all of it in
+// view, where labels crowd most): zooming never changes the height, so the
+// waveform never jumps under the pointer.
 
 export const MARKERS = {
   preroll_start: { label: "preroll start", color: "--vs-marker-preroll" },
@@ -17,8 +24,10 @@ export const MARKERS = {
 };
 const MIN_SPAN = 64; // samples: 4 ms at 16 kHz
 const LABEL_ROW_PX = 18;
-const LABEL_WIDTH_PX = 84;
+const LABEL_GAP_PX = 4;
 const AXIS_PX = 16;
+const AXIS_LABEL_PX = 3; // from its tick
+const TICK_SPACING_PX = 80;
 const TICKS_S = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30];
 
 export class Waveform {
@@ -38,6 +47,8 @@ export class Waveform {
     this.start = 0;
     this.end = 0;
     this.cursor = 0;
+    this.labelRows = 1; // counted with all of the recording in view (see the top)
+    this._rowsCountedAt = null; // the width they were counted at
     this.lastRenderMs = null;
     this._bindPointer();
     this._resize = new ResizeObserver(() => this.render());
@@ -55,6 +66,7 @@ export class Waveform {
     this.start = 0;
     this.end = Math.max(samples.length, 1);
     this.cursor = 0;
+    this._rowsCountedAt = null; // count the label rows again
     this.render();
   }
 
@@ -175,41 +187,66 @@ export class Waveform {
 
   _drawAxis(ctx, width, height, color) {
     const seconds = this.span / this.rate;
-    const step = TICKS_S.find((s) => (s / seconds) * width >= 70) ?? 60;
+    const step = TICKS_S.find((s) => (s / seconds) * width >= TICK_SPACING_PX) ?? 60;
     ctx.fillStyle = color("--vs-wave-grid");
     ctx.fillRect(0, height / 2, width, 1);
     ctx.font = "11px sans-serif";
     ctx.textBaseline = "bottom";
     const digits = step < 0.01 ? 3 : step < 0.1 ? 2 : step < 1 ? 1 : 0;
-    for (let t = Math.ceil(this.start / this.rate / step) * step; t * this.rate <= this.end; t += step) {
+    const drawn = [];
+    for (let n = Math.ceil(this.start / this.rate / step); n * step * this.rate <= this.end; n++) {
+      const t = n * step; // no drift from adding steps up
       const x = Math.round(this._x(t * this.rate));
+      const text = `${t.toFixed(digits)} s`;
+      const size = ctx.measureText(text).width;
+      // Past the right edge it goes to the left of its tick.
+      const left = x + AXIS_LABEL_PX + size <= width ? x + AXIS_LABEL_PX : x - AXIS_LABEL_PX - size;
       ctx.fillStyle = color("--vs-wave-grid");
       ctx.fillRect(x, 0, 1, height);
       ctx.fillStyle = color("--vs-wave-text");
-      ctx.fillText(`${t.toFixed(digits)} s`, x + 3, height + AXIS_PX);
+      ctx.fillText(text, left, height + AXIS_PX);
+      drawn.push([text, Math.round(left), Math.round(left + size)]);
     }
+    this.host.dataset.axis = JSON.stringify(drawn);
   }
 
   _drawMarkers(ctx, height, color) {
-    const rows = [];
-    const labels = [];
-    for (const marker of this.markers) {
-      const info = MARKERS[marker.name];
-      const x = this._x(marker.sample);
-      if (x < -1 || x > this.canvas.clientWidth + 1) continue;
-      ctx.fillStyle = color(info.color);
-      ctx.fillRect(Math.round(x) - 1, 0, 2, height);
-      let row = rows.findIndex((end) => end <= x);
-      if (row < 0) row = rows.push(0) - 1;
-      rows[row] = x + LABEL_WIDTH_PX;
-      labels.push(
-        `<span class="marker" data-marker="${marker.name}" data-sample="${marker.sample}"
-          style="left:${x}px;top:${row * LABEL_ROW_PX}px;--marker:var(${info.color})"
-          title="${info.label}: sample ${marker.sample} (${(marker.sample / this.rate).toFixed(3)} s)">${info.label}</span>`,
-      );
+    const width = this.canvas.clientWidth;
+    // Every label, hidden, to measure it; the ones in view are then placed.
+    this.labels.innerHTML = this.markers
+      .map((marker) => {
+        const info = MARKERS[marker.name];
+        return `<span class="marker" data-marker="${marker.name}" data-sample="${marker.sample}"
+          style="visibility:hidden;--marker:var(${info.color})"
+          title="${info.label}: sample ${marker.sample} (${(marker.sample / this.rate).toFixed(3)} s)">${info.label}</span>`;
+      })
+      .join("");
+    const spans = [...this.labels.children];
+    const sizes = spans.map((span) => span.getBoundingClientRect().width);
+    if (this._rowsCountedAt !== width) {
+      const total = Math.max(this.samples.length, 1);
+      const all = this.markers.map((m, i) => ({ x: (m.sample / total) * width, size: sizes[i] }));
+      this.labelRows = placeLabels(all, width, Infinity).rows;
+      this._rowsCountedAt = width;
     }
-    this.labels.style.height = `${Math.max(1, rows.length) * LABEL_ROW_PX}px`;
-    this.labels.innerHTML = labels.join("");
+    const shown = [];
+    this.markers.forEach((marker, i) => {
+      const x = this._x(marker.sample);
+      if (x < -1 || x > width + 1) {
+        spans[i].remove();
+        return;
+      }
+      ctx.fillStyle = color(MARKERS[marker.name].color);
+      ctx.fillRect(Math.round(x) - 1, 0, 2, height);
+      shown.push({ x, size: sizes[i], span: spans[i] });
+    });
+    for (const { span, left, row, flip } of placeLabels(shown, width, this.labelRows).labels) {
+      span.classList.toggle("flip", flip);
+      span.style.left = `${left}px`;
+      span.style.top = `${row * LABEL_ROW_PX}px`;
+      span.style.visibility = "";
+    }
+    this.labels.style.height = `${this.labelRows * LABEL_ROW_PX}px`;
   }
 
   _bindPointer() {
@@ -245,4 +282,27 @@ export class Waveform {
       { passive: false },
     );
   }
+}
+
+/**
+ * Labels ({x, size, ...}) in rows: each starts at its marker, or ends there
+ * when it would run past `width`; a label goes in the first row where it
+ * overlaps nothing, or, once `maxRows` are taken, in the least crowded one.
+ */
+function placeLabels(labels, width, maxRows) {
+  const placed = labels.map((label) => {
+    const flip = label.x - 1 + label.size > width;
+    const at = flip ? label.x + 1 - label.size : label.x - 1;
+    const left = Math.max(0, Math.min(width - label.size, at)); // its line may sit on the edge
+    return { ...label, flip, left, right: left + label.size };
+  });
+  placed.sort((a, b) => a.left - b.left);
+  const ends = []; // per row, where its last label ends
+  for (const label of placed) {
+    let row = ends.findIndex((end) => end + LABEL_GAP_PX <= label.left);
+    if (row < 0) row = ends.length < maxRows ? ends.length : ends.indexOf(Math.min(...ends));
+    ends[row] = label.right;
+    label.row = row;
+  }
+  return { labels: placed, rows: Math.max(1, ends.length) };
 }
