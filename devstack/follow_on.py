@@ -5,7 +5,8 @@ joe voice). People pause 0.3 to 1.2 s between such fragments. Piper adds its own
 silence before and after every sentence (about 0.14 s after); it is cut here, so
 the gap between the two fragments' speech is exactly the one asked for. Used by
 the journey tests (tests/integration/test_follow_on.py, the satellite's) and
-``bench/follow_on.py``.
+``bench/follow_on.py``, with ``devstack.switching_agent`` as the conversation
+agent (an LLM agent with tools is what hears "and the fan too." as a request).
 """
 
 from __future__ import annotations

@@ -14,7 +14,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # What tests/satellite and tests/test_speech_chain.py import from the dev stack.
-SATELLITE_SIDE = ("speech", "servers", "satellite", "spoken_request", "waiting")
+SATELLITE_SIDE = (
+    "speech",
+    "servers",
+    "satellite",
+    "spoken_request",
+    "waiting",
+    "follow_on",
+)
 HA_PACKAGES = ("homeassistant", "custom_components")
 
 

@@ -3,10 +3,10 @@
 "Turn on the kitchen light." then, a breath later, "and the fan too.": two
 fragments of one thought after a turn that changed something. People pause
 0.3 to 1.2 s between them, and Piper's own silence is cut, so the gap is what
-the test says it is (``devstack.follow_on``). Asserted by ear: what the satellite played is
-transcribed, and exactly one answer follows the fragments. Real Home
-Assistant, whisper, Piper and satellite; the agent is scripted (an LLM agent's
-tools: it switches what the request names, in the request's context).
+the test says it is (``devstack.follow_on``). Asserted by ear: what the
+satellite played is transcribed, and exactly one answer follows the fragments.
+Real Home Assistant, whisper, Piper and satellite; the agent is scripted
+(``devstack.switching_agent``: an LLM agent's tools, none can run here).
 """
 
 from __future__ import annotations
@@ -16,72 +16,24 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from homeassistant.components import conversation
-from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.const import STATE_ON
 from homeassistant.core import Event, HomeAssistant
-from homeassistant.helpers import intent
+from homeassistant.setup import async_setup_component
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import EVENT_TURN
-from devstack import follow_on, speech
+from devstack import follow_on, servers, speech
+from devstack.switching_agent import SwitchingAgent
 from devstack.waiting import wait_for
-from tests.integration.agents import ScriptedAgent, use_agent
-from tests.integration.assist import SWITCH, words
+from tests.integration.assist import LIGHT, set_up_assist, words
 from tests.integration.dialog import open_dialog
 
 pytestmark = pytest.mark.e2e
 
-FAN = "fan.ceiling"
-
-
-class SwitchingAgent(ScriptedAgent):
-    """Turns on what the request names (kitchen, fan) and says what it did.
-
-    The kitchen is the kitchen light's power (a service call, as an LLM
-    agent's tool makes); the fan a state it sets, both in the request's
-    context. "Hallway" is an action too (reported as its target, as the
-    default agent does), with nothing to switch here.
-    """
-
-    def __init__(self, hass: HomeAssistant) -> None:
-        """Acting in ``hass``."""
-        super().__init__(lambda _input: ("", False))
-        self.hass = hass
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        """Record, switch on, and answer "Turned on the kitchen light and the fan."."""
-        self.inputs.append(user_input)
-        said = set(words(user_input.text))
-        named = [name for name in ("hallway", "kitchen", "fan") if name in said]
-        if "kitchen" in named:
-            await self.hass.services.async_call(
-                "input_boolean",
-                "turn_on",
-                {"entity_id": SWITCH},
-                blocking=True,
-                context=user_input.context,
-            )
-        if "fan" in named:
-            self.hass.states.async_set(FAN, STATE_ON, context=user_input.context)
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_results(
-            [
-                intent.IntentResponseTarget(
-                    type=intent.IntentResponseTargetType.ENTITY, name=name, id=name
-                )
-                for name in named
-            ]
-        )
-        things = " and the ".join(
-            {"hallway": "hallway light", "kitchen": "kitchen light"}.get(n, n)
-            for n in named
-        )
-        response.async_set_speech(f"Turned on the {things}." if things else "Okay.")
-        return conversation.ConversationResult(
-            response=response, conversation_id=user_input.conversation_id
-        )
+FAN = "input_boolean.fan_power"
+HALLWAY = "input_boolean.hallway_light"
 
 
 @pytest.mark.parametrize("gap_s", [0.3, 0.8, 1.2])
@@ -89,11 +41,22 @@ async def test_a_short_follow_on_is_acted_on_and_one_answer_is_heard(
     hass: HomeAssistant,
     tmp_path: Path,
     stack: AsyncExitStack,
-    pipeline: Pipeline,
+    piper: servers.Server,
+    whisper: servers.Server,
     gap_s: float,
 ) -> None:
-    agent = SwitchingAgent(hass)
-    await use_agent(hass, stack, pipeline, agent.reply, agent=agent)
+    # The hallway and the fan beside the kitchen light's power (one setup).
+    booleans = {"kitchen_power": {}, "fan_power": {}, "hallway_light": {}}
+    assert await async_setup_component(
+        hass, "input_boolean", {"input_boolean": booleans}
+    )
+    pipeline = await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    agent = SwitchingAgent(hass, {"hallway": HALLWAY, "kitchen": LIGHT, "fan": FAN})
+    entry = MockConfigEntry(domain="test")
+    entry.add_to_hass(hass)
+    conversation.async_set_agent(hass, entry, agent)
+    stack.callback(conversation.async_unset_agent, hass, entry)
+    await async_update_pipeline(hass, pipeline, conversation_engine=entry.entry_id)
     turns: list[Event] = []
     stack.callback(hass.bus.async_listen(EVENT_TURN, turns.append))
     dialog = await open_dialog(
@@ -112,7 +75,7 @@ async def test_a_short_follow_on_is_acted_on_and_one_answer_is_heard(
     heard = [words(reply) for reply in await asyncio.to_thread(dialog.replies)]
     assert len(agent.texts) == 2, agent.texts  # both fragments in one request
     assert {"kitchen", "fan"} <= set(words(agent.texts[1])), agent.texts
-    assert hass.states.get(SWITCH).state == STATE_ON
+    assert hass.states.get(LIGHT).state == STATE_ON
     assert hass.states.get(FAN).state == STATE_ON
     # The hallway's answer, then exactly one answer for both fragments.
     assert len(heard) == 2, heard
