@@ -58,18 +58,21 @@ def sounds(
 ) -> list[tuple[float, np.ndarray]]:
     """(start, samples) of each sound in ``played`` after loop time ``since``.
 
-    Blocks are laid where they arrived; a sound ends where ``gap_s`` of quiet
-    (or nothing played) begins, and starts and ends at its first and last
-    loud 10 ms frame.
+    Blocks play as a sound card plays them: back to back, or when they arrive
+    if the speaker had run out; a sound ends where ``gap_s`` of quiet (or
+    nothing played) begins, and starts and ends at its first and last loud
+    10 ms frame.
     """
     blocks = [(at, samples) for at, samples in played if at >= since]
     if not blocks:
         return []
     origin = blocks[0][0]
-    end = max(round((at - origin) * RATE) + len(samples) for at, samples in blocks)
-    timeline = np.zeros(end + FRAME, dtype=np.int16)
+    starts, end = [], 0
     for at, samples in blocks:
-        start = round((at - origin) * RATE)
+        starts.append(max(round((at - origin) * RATE), end))
+        end = starts[-1] + len(samples)
+    timeline = np.zeros(end + FRAME, dtype=np.int16)
+    for start, (_at, samples) in zip(starts, blocks, strict=True):
         timeline[start : start + len(samples)] = samples
     frames = len(timeline) // FRAME
     peaks = np.abs(timeline[: frames * FRAME].astype(np.int32)).reshape(frames, FRAME)

@@ -66,11 +66,9 @@ class Room:
         """
         self.socket_path = folder / "room.sock"
         self.preset = room_presets.preset(preset, seed)
-        self._air: Air = (
-            SimpleAir(echo_db, delay_s)
-            if self.preset.simple
-            else ShoeboxAir(self.preset)
-        )
+        # A shoebox's air is built on entering, off the loop (its impulse
+        # responses and babble take seconds the first time).
+        self._air: Air = SimpleAir(echo_db, delay_s)
         self._start: float | None = None  # loop time of mic sample 0
         self.speaker: list[tuple[float, np.ndarray]] = []  # (arrival, samples)
         self._server: asyncio.Server | None = None
@@ -86,7 +84,9 @@ class Room:
         )
 
     async def __aenter__(self) -> Self:
-        """Listen for the speaker."""
+        """Build the room's air and listen for the speaker."""
+        if not self.preset.simple:
+            self._air = await asyncio.to_thread(ShoeboxAir, self.preset)
         self._server = await asyncio.start_unix_server(
             self._speaker_connected, str(self.socket_path)
         )
