@@ -148,19 +148,34 @@ class ShoeboxAir:
         self._echo = _Future()  # at speaker positions
         self._voices = _Future()  # at mic positions
         self._next_play = 0  # where the speaker's queue ends
+        # Runs of blocks played back to back since the last chunk: (start, blocks).
+        self._played: list[tuple[int, list[np.ndarray]]] = []
         self._jitter = np.random.default_rng([room.seed, 1])
         self._noise = _noise(room)
         self.written = 0
 
     def play(self, at: float, samples: np.ndarray) -> None:
-        """Queued behind what still plays, or played now if the speaker was idle."""
+        """Queued behind what still plays, or played now if the speaker was idle.
+
+        Its echo is worked out at the next ``take``, with the blocks before and
+        after it that play back to back (one convolution per run, not per block).
+        """
         start = max(round(at), self._next_play)
+        if self._played and start == self._next_play:
+            self._played[-1][1].append(samples)
+        else:
+            self._played.append((start, [samples]))
         self._next_play = start + len(samples)
-        played = samples.astype(np.float64)
-        if self._clip is not None:
-            played = self._clip * np.tanh(played / self._clip)
-        echo = _convolve(played * self._gain, self._responses["speaker"])
-        self._echo.add(start + self._delay, echo)
+
+    def _echo_of_played(self) -> None:
+        """Add the echo of every run of blocks played since the last chunk."""
+        for start, blocks in self._played:
+            played = np.concatenate(blocks).astype(np.float64)
+            if self._clip is not None:
+                played = self._clip * np.tanh(played / self._clip)
+            echo = _convolve(played * self._gain, self._responses["speaker"])
+            self._echo.add(start + self._delay, echo)
+        self._played.clear()
 
     def voice(self, start: int, samples: np.ndarray, source: str) -> int:
         """Through ``source``'s impulse response (``user`` or ``other``)."""
@@ -175,6 +190,7 @@ class ShoeboxAir:
 
     def take(self) -> np.ndarray:
         """Echo (on the mic's clock), voices and noise, as the sound card delivers them."""
+        self._echo_of_played()
         positions = (self.written + np.arange(CHUNK)) / self._stretch
         echo = _read(self._echo, positions)
         self._echo.forget(int(positions[-1]) - HALF)
