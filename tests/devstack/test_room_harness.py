@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from devstack import room_presets, speech, voices
-from devstack.ear import Ear, assert_heard, similarity
+from devstack.ear import Ear, Phrase, assert_heard, match, similarity, sounds
 from devstack.room import Room
 from devstack.room_air import CHUNK, ShoeboxAir
 from devstack.satellite import read_until, satellite
@@ -120,6 +120,47 @@ def test_every_voice_says_16k_speech_whisper_understands(name: str) -> None:
     slow = voices.voice(name).say(text, rate=0.8)
     fast = voices.voice(name).say(text, rate=1.25)
     assert speech.seconds(fast) < speech.seconds(said) < speech.seconds(slow)
+
+
+def _tone(seconds: float) -> np.ndarray:
+    return (8000 * np.sin(np.arange(round(seconds * RATE)) / 5)).astype(np.int16)
+
+
+def test_the_ear_splits_at_quiet_of_0_3_s_and_plays_blocks_back_to_back() -> None:
+    quiet = np.zeros(round(0.35 * RATE), dtype=np.int16)
+    short = np.zeros(round(0.2 * RATE), dtype=np.int16)
+    sound = np.concatenate([_tone(0.5), quiet, _tone(0.2), short, _tone(0.3)])
+    # 10 ms blocks arriving up to 5 ms early or late: played back to back.
+    blocks = [
+        (100.0 + at / RATE + 0.005 * (-1) ** (at // 160), sound[at : at + 160])
+        for at in range(0, len(sound), 160)
+    ]
+
+    heard = sounds(blocks)
+
+    assert [round(len(samples) / RATE, 2) for _start, samples in heard] == [0.5, 0.7]
+    assert heard[1][0] - heard[0][0] == pytest.approx(0.85, abs=0.02)
+    assert sounds(blocks, since=100.6)[0][0] == pytest.approx(100.85, abs=0.02)
+
+
+def test_the_ear_matches_texts_to_runs_of_phrases_in_order() -> None:
+    phrases = [
+        Phrase("The first sentence.", 0.0, 1.0),
+        Phrase("Then a second one!", 1.4, 2.0),
+        Phrase("Turned on the fan.", 5.0, 6.0),
+    ]
+
+    both, fan = match(
+        phrases, ["the first sentence, then the second one", "turned on the FAN"]
+    )
+    assert both is not None
+    assert fan is not None
+    assert (both.start, both.end, fan.start) == (0.0, 2.0, 5.0)
+    # Words count, not letters: one word in four wrong is not the same command.
+    assert match(phrases, ["Turn on the fan."]) == [None]
+    # Out of order, or not said: not heard.
+    assert match(phrases, ["Turned on the fan.", "The first sentence."])[1] is None
+    assert match(phrases, ["Turned on the kitchen light."]) == [None]
 
 
 async def test_the_ear_hears_what_the_satellite_played_in_a_hard_room(
