@@ -9,7 +9,7 @@ demo home's kitchen satellite hearing a WAV, with its state changes arriving liv
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 import json
@@ -224,10 +224,20 @@ class Satellite:
     @classmethod
     @asynccontextmanager
     async def running(
-        cls, workdir: Path, mic: Path, *, wake_word: str = "hey_jarvis"
+        cls,
+        workdir: Path,
+        mic: Path,
+        *,
+        wake_word: str = "hey_jarvis",
+        options: Sequence[str] = (),
     ) -> AsyncIterator[Satellite]:
-        """Start the satellite on a free port; stop it (and its hook) afterwards."""
-        process, port = await asyncio.to_thread(_spawn, workdir, mic, wake_word)
+        """Start the satellite on a free port; stop it (and its hook) afterwards.
+
+        ``options``: more command line options (``--no-speech-timeout 0``).
+        """
+        process, port = await asyncio.to_thread(
+            _spawn, workdir, mic, wake_word, options
+        )
         satellite = cls(process, port, workdir, asyncio.get_running_loop())
         try:
             await satellite._wait_until_serving()
@@ -316,7 +326,7 @@ class Satellite:
 
 
 def _spawn(
-    workdir: Path, mic: Path, wake_word: str
+    workdir: Path, mic: Path, wake_word: str, options: Sequence[str] = ()
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Start voicestack-satellite as shipped but for its sound: files, and states on stdout."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -339,6 +349,7 @@ def _spawn(
         "cat",
         "--no-zeroconf",
         "--debug",
+        *options,
     ]
     with (workdir / "satellite.log").open("wb") as log:
         process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log)
