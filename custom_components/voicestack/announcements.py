@@ -14,12 +14,15 @@ entry unloads or when Home Assistant stops. Status reports become
 from __future__ import annotations
 
 from http import HTTPStatus
-import logging
 from typing import Any
 
 from aiohttp import web
 from homeassistant.components import tts
-from homeassistant.components.http import HomeAssistantView
+from homeassistant.components.http import (
+    KEY_HASS,
+    KEY_HASS_USER,
+    HomeAssistantView,
+)
 from homeassistant.const import (
     ATTR_AREA_ID,
     ATTR_DEVICE_ID,
@@ -58,12 +61,10 @@ from .core.announce import (
 from .core.clock import LoopClock
 from .hub import SatelliteHub
 from .media_player_announcements import MediaPlayerAnnouncements, is_media_player
-from .media_player_speaker import MediaPlayerSpeaker
 from .runtime import SatelliteRuntime, runtime_for_entity
 from .satellite_announcements import SatelliteAnnouncements
 from .speech_output import SpeechOutput
-
-_LOGGER = logging.getLogger(__name__)
+from .text_limits import MAX_FIELD_LENGTH, cut_message, cut_to
 
 DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
 DATA_MEDIA_PLAYERS: HassKey[MediaPlayerAnnouncements] = HassKey(
@@ -71,24 +72,26 @@ DATA_MEDIA_PLAYERS: HassKey[MediaPlayerAnnouncements] = HassKey(
 )
 METRICS_URL = "/api/voicestack/metrics"
 
+_FIELD = cut_to(MAX_FIELD_LENGTH)
+# Text is cut before anything else looks at it (``text_limits``).
 ANNOUNCE_SCHEMA = vol.Schema(
     {
-        vol.Required("message"): cv.string,
+        vol.Required("message"): cut_message,
         # Priority and ttl are checked by the announcer, which answers with a
         # translated error (a schema error would not be translated).
-        vol.Optional("priority", default=str(Priority.NORMAL)): cv.string,
-        vol.Optional("category", default="general"): cv.string,
-        vol.Optional("source"): cv.string,
+        vol.Optional("priority", default=str(Priority.NORMAL)): _FIELD,
+        vol.Optional("category", default="general"): _FIELD,
+        vol.Optional("source"): _FIELD,
         # The field before Home Assistant's target was accepted: entity ids, or
         # "all". Kept so existing automations keep working.
         vol.Optional("target"): vol.Any(
             vol.All(cv.string, vol.Lower, vol.In([ENTITY_MATCH_ALL])), cv.entity_ids
         ),
         **cv.TARGET_SERVICE_FIELDS,
-        vol.Optional("dedup_key"): cv.string,
-        vol.Optional("ttl"): vol.Any(vol.Coerce(float), cv.string),
+        vol.Optional("dedup_key"): _FIELD,
+        vol.Optional("ttl"): vol.Any(vol.Coerce(float), _FIELD),
         # Checked in the action (a translated error): a ``tts.*`` entity.
-        vol.Optional("tts_engine"): cv.string,
+        vol.Optional("tts_engine"): _FIELD,
     }
 )
 
@@ -231,15 +234,6 @@ def _announce(
     targets: list[str] | None,
 ) -> ServiceResponse:
     data = call.data
-    # The first message of a possible burst is usually said alone: start its
-    # synthesis while the merge window waits (a burst wastes one synthesis).
-    idle: list[SatelliteAnnouncements | MediaPlayerSpeaker] = [
-        runtime.announcements
-        for runtime in _runtimes(hass)
-        if runtime.announcements.idle
-        and (targets is None or runtime.hub.satellite_id in targets)
-    ]
-    idle += hass.data[DATA_MEDIA_PLAYERS].idle(targets or [])
     try:
         receipts = announcer.announce(
             data["message"],
@@ -256,15 +250,6 @@ def _announce(
             translation_key=f"announce_{err.code}",
             translation_placeholders={"error": str(err)},
         ) from err
-    for receipt in receipts:
-        if receipt.truncated:
-            _LOGGER.warning(
-                "Announcement %s was longer than %s characters and was cut",
-                receipt.id,
-                announcer.options.max_message_length,
-            )
-    for announcements in idle:
-        announcements.prefetch(data["message"])
     _notify_all(hass)
     return {"announcements": [receipt.as_dict() for receipt in receipts]}
 
@@ -310,7 +295,11 @@ def _notify_all(hass: HomeAssistant) -> None:
 
 
 class MetricsView(HomeAssistantView):
-    """``GET /api/voicestack/metrics``: the announcer's metrics (HA auth)."""
+    """``GET /api/voicestack/metrics``: the announcer's metrics, admins only.
+
+    They name every satellite by its id (a MAC address by default), so a
+    non-admin gets 403 (and a request without a token 401, from Home Assistant).
+    """
 
     url = METRICS_URL
     name = "api:voicestack:metrics"
@@ -320,7 +309,9 @@ class MetricsView(HomeAssistantView):
 
         (No satellite is loaded and no media player has been announced on.)
         """
-        hass: HomeAssistant = request.app["hass"]
+        if not request[KEY_HASS_USER].is_admin:
+            return self.json_message("Admin only", HTTPStatus.FORBIDDEN)
+        hass: HomeAssistant = request.app[KEY_HASS]
         announcer = hass.data.get(DATA_ANNOUNCER)
         if announcer is None or not announcer.satellites:
             return self.json_message(

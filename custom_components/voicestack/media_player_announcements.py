@@ -81,15 +81,6 @@ class MediaPlayerAnnouncements:
             if entity_id not in self._players:
                 self._add(entity_id)
 
-    def idle(self, entity_ids: Iterable[str]) -> list[MediaPlayerSpeaker]:
-        """The speakers of these players that wait for nothing and say nothing."""
-        return [
-            player.speaker
-            for entity_id in entity_ids
-            if (player := self._players.get(entity_id)) is not None
-            and player.announcer.idle
-        ]
-
     def speaker(self, entity_id: str) -> MediaPlayerSpeaker | None:
         """The speaker of a player in the announcer."""
         player = self._players.get(entity_id)

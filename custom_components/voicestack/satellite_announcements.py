@@ -82,15 +82,6 @@ class SatelliteAnnouncements:
         """Announcing on this satellite (until ``remove``)."""
         return not self._removed
 
-    @property
-    def idle(self) -> bool:
-        """Nothing waits and nothing is being said: a new message is said alone."""
-        return self.announcer.queue_depth == 0 and self.announcer.idle
-
-    def prefetch(self, text: str) -> None:
-        """Start synthesizing ``text``, which will probably be said soon."""
-        self._speech.prefetch(text)
-
     async def remove(self) -> None:
         """Say what is queued (bounded by the shutdown flush), then stop announcing.
 

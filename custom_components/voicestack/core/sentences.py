@@ -9,10 +9,18 @@ stay inside. Two things are added for speech engines:
   text that starts with "…", and sentence-stream ends a sentence at every "…";
 - pieces shorter than ``MIN_SENTENCE_CHARS`` are merged into the next one, as a
   synthesis call of their own costs more than it saves.
+
+sentence-stream searches its whole buffer again for every sentence it finds, so
+a text handed over in one piece costs time quadratic in its length (100 kB of
+short sentences: 5 s). It is made for a stream, so it is fed one: pieces that
+end after a sentence mark, and its buffer stays about a sentence long. Where
+the pieces end does not change what it finds (it waits for the next piece
+before deciding on a mark at the end of its buffer).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import re
 from typing import Final
 
@@ -23,13 +31,25 @@ _LEADING: Final = "….,;:!? "  # punctuation a sentence must not start with
 # Punctuation standing alone after a sentence's end ("Wait! ! The door"): it
 # would start the next sentence, and is not said anyway.
 _STRAY: Final = re.compile(r"(?<=[.!?…]) [.,;:!?…]+(?= |$)")
+# Where the text is cut to feed sentence-stream (see the module docstring):
+# A Chinese full stop, exclamation or question mark needs no space after it.
+_PIECE_END: Final = re.compile(r"[.!?…] |[\u3002\uff01\uff1f]")
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` in order; never empty strings."""
     text = _STRAY.sub("", " ".join(text.split()))
-    pieces = (piece.lstrip(_LEADING) for piece in stream_to_sentences([text]))
+    pieces = (piece.lstrip(_LEADING) for piece in stream_to_sentences(_feed(text)))
     return _merge_short([piece for piece in pieces if piece])
+
+
+def _feed(text: str) -> Iterator[str]:
+    """``text`` in pieces, each ending after a sentence mark (the last: the rest)."""
+    start = 0
+    for mark in _PIECE_END.finditer(text):
+        yield text[start : mark.end()]
+        start = mark.end()
+    yield text[start:]
 
 
 def _merge_short(pieces: list[str]) -> list[str]:

@@ -54,6 +54,7 @@ def test_defaults_are_the_seeds() -> None:
         ({"queue_max": 2.5}, "queue_max"),
         ({"queue_max": True}, "queue_max"),
         ({"max_message_length": -1}, "max_message_length"),
+        ({"max_message_length": 10_001}, "max_message_length"),  # MAX_MESSAGE_LENGTH
         ({"names_max": 0}, "names_max"),
         ({"names_max_chars": 10}, "names_max_chars"),
         ({"rate_per_source": -1.0}, "rate_per_source"),

@@ -117,8 +117,8 @@ async def test_critical_interrupts_and_the_interrupted_is_not_requeued() -> None
     assert snap.dropped[DropReason.STALE] == 2
     assert (snap.interrupts, snap.spoken, snap.queued) == (1, 1, 0)
     interrupted = events.of(Status.INTERRUPTED)
-    assert [(e.ids, e.reason) for e in interrupted] == [
-        (normal.ids, InterruptReason.CRITICAL)
+    assert [(e.ids, e.reason, e.outcome) for e in interrupted] == [
+        (normal.ids, InterruptReason.CRITICAL, "stopped")
     ]
     assert_balanced(announcer)
 
@@ -400,9 +400,29 @@ async def test_the_next_utterance_is_synthesized_while_the_current_plays() -> No
     recorder.finish()
     await settle()
 
-    assert early == ["2 announcements: The mail has arrived, The door is open."]
-    assert recorder.texts[1] == early[0]  # what was synthesized early is said
+    assert early == [
+        "The dryer is done.",  # alone: synthesized while its window waited
+        "2 announcements: The mail has arrived, The door is open.",
+    ]
+    assert recorder.texts == early  # what was synthesized early is said
     assert_balanced(announcer)
+
+
+async def test_a_lone_message_is_synthesized_early_as_cut() -> None:
+    """Synthesis starts while the window waits, with the admitted (cut) text.
+
+    The action used to start it with the text as given: a megabyte split into
+    sentences on the event loop froze Home Assistant for minutes.
+    """
+    clock = ManualClock()
+    announcer, recorder, _ = satellite(clock, hold=True, max_message_length=20)
+    say(announcer, "Hello there. " * 1000)
+    say(announcer, "A second one.", source="other")  # not alone: not early
+    say(announcer, "Smoke!", "critical", source="alarm")  # no window to wait out
+    await settle()
+
+    assert recorder.prefetched == ["Hello there. Hello t"]
+    await recorder.finish_all()
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ from .metrics import MetricsSnapshot
 from .model import (
     CATEGORIES,
     CATEGORY_PRIORITY,
+    MAX_MESSAGE_LENGTH,
     AnnounceError,
     Announcement,
     AnnouncementEvent,
@@ -63,6 +64,7 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_PRIORITY",
     "DEFAULT_TEMPLATES",
+    "MAX_MESSAGE_LENGTH",
     "AnnounceError",
     "AnnounceOptions",
     "AnnounceRequest",

@@ -242,12 +242,17 @@ class Announcer:
                 receipts.append(Receipt(key, item_id, ReceiptStatus.REJECTED))
                 continue
             receipts.append(satellite.submit(request, item_id))
-        if any(receipt.truncated for receipt in receipts):
+        if limits := [
+            self._satellites[r.satellite].options.max_message_length
+            for r in receipts
+            if r.truncated
+        ]:
+            # Once per call (the only place: every action comes through here).
             _LOGGER.warning(
-                "Announcement from %s has %d characters, more than the maximum;"
-                " truncated",
+                "Announcement from %s is longer than %d characters (Longest"
+                " message); it was cut",
                 request.source,
-                len(request.text),
+                min(limits),
             )
         return receipts
 

@@ -65,6 +65,9 @@ CATEGORY_PRIORITY: Final[Mapping[str, int]] = MappingProxyType(
 CATEGORIES: Final = tuple(CATEGORY_PRIORITY)
 DEFAULT_CATEGORY: Final = "general"
 MAX_TTL_S: Final = 86400  # a day: older news is no announcement
+# The most any speaker's *Longest message* may be (10 minutes of speech or so):
+# the actions cut a message to it before anything else looks at the text.
+MAX_MESSAGE_LENGTH: Final = 10_000
 DEFAULT_SOURCE: Final = "service"
 # Float slack for deadlines: 1000.0 + 0.199 + 0.001 < 1000.2, yet a timer or a
 # window due "at 0.2 s" must count as reached then.

@@ -19,7 +19,7 @@ import string
 from types import MappingProxyType
 from typing import Any, Final
 
-from .model import CATEGORIES, AnnounceError, Priority
+from .model import CATEGORIES, MAX_MESSAGE_LENGTH, AnnounceError, Priority
 
 # Per-category summaries of two or more messages. Placeholders: {count} messages,
 # {names} their texts (the first few, capped; "… and N more"), {summary} the same
@@ -50,7 +50,8 @@ class AnnounceOptions:
     feature off.
     """
 
-    max_message_length: int = 1000  # longer messages are cut (with a warning)
+    # Longer messages are cut (with a warning); at most ``MAX_MESSAGE_LENGTH``.
+    max_message_length: int = 1000
     queue_max: int = 50  # waiting messages per satellite (high/critical may exceed)
     rate_per_source: float = 5.0  # messages per second per source; bursts of as many
     dedup_s: float = 10.0  # same text + category (or dedup key) within: dropped
@@ -82,8 +83,15 @@ class AnnounceOptions:
 
     def validate(self) -> AnnounceOptions:
         """Return self, or raise ``AnnounceError`` naming the first bad field."""
-        for name in ("max_message_length", "queue_max", "names_max"):
+        for name in ("queue_max", "names_max"):
             _check_number(name, getattr(self, name), minimum=1, integer=True)
+        _check_number(
+            "max_message_length",
+            self.max_message_length,
+            minimum=1,
+            maximum=MAX_MESSAGE_LENGTH,
+            integer=True,
+        )
         _check_number(
             "names_max_chars",
             self.names_max_chars,
@@ -139,6 +147,7 @@ def _check_number(
     value: object,
     *,
     minimum: float,
+    maximum: float = math.inf,
     integer: bool = False,
     exclusive: bool = False,
 ) -> None:
@@ -148,10 +157,13 @@ def _check_number(
         and not isinstance(value, bool)
         and math.isfinite(value)  # type: ignore[arg-type]
         and (value > minimum if exclusive else value >= minimum)  # type: ignore[operator]
+        and value <= maximum  # type: ignore[operator]
     )
     if not ok:
         kind = "a whole number" if integer else "a number"
         bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
+        if maximum < math.inf:
+            bound += f" and at most {maximum}"
         raise AnnounceError(
             "invalid_number",
             f"{name} must be {kind} {bound}, got {value!r}",

@@ -135,7 +135,8 @@ class SatelliteAnnouncer:
         ``online``: whether the satellite is connected now (then follow it with
         ``set_online``). ``wall`` stamps ``last_spoken_at`` (UNIX time).
         ``prefetch(text)`` starts synthesizing the next utterance while the
-        current one plays, so the next follows without a pause. ``kind`` says
+        current one plays, so the next follows without a pause, and a message
+        that arrives alone while its merge window waits. ``kind`` says
         what the speaker is (events and metrics carry it); the rules are the same.
         """
         self.name = name
@@ -199,6 +200,7 @@ class SatelliteAnnouncer:
             return Receipt(self.name, item_id, ReceiptStatus.REJECTED)
         item, truncated = self._new_item(request, item_id)
         self.metrics.received += 1
+        alone = self.idle  # nothing waits or plays: probably said as written
         reason = self._collector.offer(item)
         if reason is not None:
             return Receipt(self.name, item_id, ReceiptStatus.DROPPED, reason, truncated)
@@ -208,6 +210,10 @@ class SatelliteAnnouncer:
             self._cancel_retry()
             self._pump()
         else:
+            if alone:
+                # Its synthesis starts while the merge window waits (a burst
+                # wastes one). The admitted text: cut to its limit already.
+                self._prefetch_once(item.text)
             self._window.arrived()
         return Receipt(self.name, item_id, ReceiptStatus.QUEUED, None, truncated)
 
@@ -306,10 +312,12 @@ class SatelliteAnnouncer:
         keeps it). Each text is started once.
         """
         if batch := self._collector.peek_batch():
-            text = compose(batch, self._options).text
-            if text != self._prefetched:
-                self._prefetched = text
-                self._prefetch(text)
+            self._prefetch_once(compose(batch, self._options).text)
+
+    def _prefetch_once(self, text: str) -> None:
+        if text != self._prefetched:
+            self._prefetched = text
+            self._prefetch(text)
 
     def _start(self, items: Sequence[Announcement], *, critical: bool) -> None:
         composition = compose(items, self._options)
@@ -338,7 +346,7 @@ class SatelliteAnnouncer:
         if self._current is utterance:
             self._current = None
         if utterance.interrupted is not None:
-            self._discard(utterance, utterance.interrupted)
+            self._discard(utterance, utterance.interrupted, _cut_outcome(task))
         elif task.cancelled():  # cancelled from outside, e.g. the loop is closing
             self._discard(utterance, InterruptReason.SHUTDOWN)
         elif (error := task.exception()) is not None:
@@ -552,6 +560,17 @@ class SatelliteAnnouncer:
             self._on_event(event)
         except Exception:
             _LOGGER.exception("Announcement event listener failed")
+
+
+def _cut_outcome(task: asyncio.Task[SayResult]) -> str:
+    """How an utterance this announcer cut short ended: ``stopped``.
+
+    It was cancelled and its playback stopped (a critical took over, or
+    shutdown ran out of time); if ``say`` had returned just before, its outcome.
+    """
+    if task.cancelled() or task.exception() is not None:
+        return "stopped"
+    return task.result().outcome
 
 
 def _resolve(waiter: asyncio.Future[None]) -> None:
