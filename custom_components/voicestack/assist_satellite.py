@@ -48,6 +48,7 @@ from .entity import VoiceStackEntity
 from .media_audio import async_decode_media
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 from .speech_output import TTS_OPTIONS, Speaking, after_preamble, read_stream
+from .text_limits import cut_spoken
 from .timers import timer_event
 from .voice_loop import VoiceLoop
 
@@ -275,30 +276,33 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         preannounce: bool = True,
         preannounce_media_id: str = PREANNOUNCE_URL,
     ) -> None:
-        """Text goes through the announcer (queued and merged, never "busy").
+        """Never "busy": text goes through the announcer, media waits its turn.
 
-        Returns once the message was played (or dropped), as HA's contract says.
-        The preannounce sound plays first, in the same turn. Media goes through
-        HA's base class to ``async_announce`` and waits its turn at the Speaker.
+        Returns once the message or media was played (or dropped), as HA's
+        contract says. The preannounce sound plays first, in the same turn.
+        Text is queued and merged like ``voicestack.announce``; media (with or
+        without a message to show) is played by the Speaker when the turn of
+        whatever plays or waits before it is over. HA's base class would refuse
+        either while another announcement plays.
         """
-        if message and not media_id:
-            preamble = (
-                await async_decode_media(
-                    self.hass, await self._media_url(preannounce_media_id)
-                )
-                if preannounce and preannounce_media_id
-                else None
+        source = f"{self.entity_id} announce"
+        message = self._cut(message, source)
+        if not (message or media_id):
+            return
+        preamble = (
+            await async_decode_media(
+                self.hass, await self._media_url(preannounce_media_id)
             )
+            if preannounce and preannounce_media_id
+            else None
+        )
+        if not media_id:
             await self.runtime.announcements.announce_and_wait(
-                message, source=f"{self.entity_id} announce", preamble=preamble
+                message, source=source, preamble=preamble
             )
             return
-        await super().async_internal_announce(
-            message,
-            media_id,
-            preannounce=preannounce,
-            preannounce_media_id=preannounce_media_id,
-        )
+        media = await async_decode_media(self.hass, await self._media_url(media_id))
+        await self.runtime.speech.play(message, media, preamble)
 
     async def async_internal_start_conversation(
         self,
@@ -313,6 +317,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         HA hands it to the pipeline's conversation stage, which VoiceStack's
         STT-only runs never reach.
         """
+        start_message = self._cut(start_message, f"{self.entity_id} conversation")
         self._start_prompt = (
             extra_system_prompt
             if extra_system_prompt is not None
@@ -339,6 +344,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         answers: list[dict[str, Any]] | None = None,
     ) -> AssistSatelliteAnswer | None:
         """The spoken answer goes back to the caller, not to the router or agent."""
+        question = self._cut(question, f"{self.entity_id} question")
         self.question_pending = True
         try:
             return await super().async_internal_ask_question(
@@ -346,10 +352,6 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
             )
         finally:
             self.question_pending = False
-
-    async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
-        """Play the announcement through the Speaker (waits its turn)."""
-        await self._play_announcement(announcement)
 
     async def async_start_conversation(
         self, start_announcement: AssistSatelliteAnnouncement
@@ -388,6 +390,11 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         await self.hub.speaker.play(
             parts() if preamble is None else after_preamble(preamble, parts())
         )
+
+    def _cut(self, message: str | None, source: str) -> str:
+        """A message to say, cut to the satellite's *Longest message* first."""
+        limit = self.runtime.announcements.announcer.options.max_message_length
+        return cut_spoken(message or "", limit, source)
 
     async def _media_url(self, media_id: str) -> str:
         """A media-source id or URL as a URL ffmpeg (or the local file map) takes."""

@@ -214,6 +214,26 @@ class SpeechOutput:
         )
         return playback
 
+    async def play(
+        self, text: str, media: Pcm, preamble: Pcm | None = None
+    ) -> Playback:
+        """Play ``media`` (shown as ``text``, if any) when it is its turn.
+
+        Media announcements wait for the Speaker like everything else: never
+        "busy". ``preamble`` (a preannounce sound) plays first, same turn.
+        """
+
+        async def parts() -> AsyncIterator[tuple[str, Pcm]]:
+            yield text, media
+
+        self._tell(Speaking.STARTED)
+        try:
+            return await self._hub.speaker.play(
+                parts() if preamble is None else after_preamble(preamble, parts())
+            )
+        finally:
+            self._tell(Speaking.FINISHED)
+
     def prefetch(self, text: str) -> None:
         """Synthesize the first sentence of ``text`` ahead of time.
 
