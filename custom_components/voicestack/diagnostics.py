@@ -2,8 +2,8 @@
 
 Redacted, because users post diagnostics in public issues:
 
-- the address, wherever it appears (the entry, the link's last error): it
-  identifies the user's network;
+- the address, host and port, wherever it appears (the entry, the link's last
+  error): it identifies the user's network;
 - the satellite's id (by default its MAC address);
 - what was said: the last playback keeps its sentences' lengths, not their
   text ("Your PIN is 4711."); the last routing decision shows frame, rule and
@@ -21,7 +21,7 @@ from homeassistant.core import HomeAssistant
 
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 
-TO_REDACT = {CONF_HOST, "id", "satellite_id", "text"}
+TO_REDACT = {CONF_HOST, CONF_PORT, "id", "satellite_id", "text"}
 
 
 async def async_get_config_entry_diagnostics(

@@ -2,7 +2,9 @@
 
 Bursts merge into few utterances, a critical interrupts, nothing overlaps, a lost
 satellite says its high-priority messages once after it is back, bad service data
-gets translated errors, and the metrics view balances.
+gets translated errors, a megabyte message is cut before Home Assistant's loop
+notices it, media-only announcements wait their turn, the metrics view balances
+and is for admins, and diagnostics keep the satellite's address out.
 """
 
 from __future__ import annotations
@@ -10,17 +12,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from datetime import datetime
 from pathlib import Path
 import time
 from typing import Any
 
-from homeassistant.core import Event, HomeAssistant
+from homeassistant.components.assist_satellite.const import PREANNOUNCE_URL
+from homeassistant.components.diagnostics import REDACTED
+from homeassistant.const import CONF_HOST, CONF_PORT
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import area_registry as ar
+from homeassistant.helpers.event import async_call_later
 import pytest
 
 from custom_components.voicestack.const import DOMAIN
+from custom_components.voicestack.diagnostics import async_get_config_entry_diagnostics
 from custom_components.voicestack.hub import SatelliteHub
+from custom_components.voicestack.media_audio import async_decode_media
 from custom_components.voicestack.runtime import SatelliteRuntime
 from custom_components.voicestack.speech_output import synthesize_sentences
 from devstack import servers, speech
@@ -155,10 +164,106 @@ async def test_a_critical_interrupts_and_starts_quickly(
     interrupted = statuses(events, "interrupted")
     assert len(interrupted) == 1
     assert interrupted[0]["reason"] == "critical"
+    assert interrupted[0]["outcome"] == "stopped"  # as docs/announcements.md says
     finished = statuses(events, "finished")
     assert finished[-1]["text"] == critical
     assert first_audio is not None
     assert first_audio - called < 0.25 + tts_s
+
+
+def timer_lateness(hass: HomeAssistant) -> asyncio.Future[float]:
+    """How late a 10 ms timer (``async_call_later``) fires, once it has.
+
+    Real time, no manual clock: the point is what a blocked event loop does to
+    everything else Home Assistant runs.
+    """
+    lateness: asyncio.Future[float] = hass.loop.create_future()
+    due = time.monotonic() + 0.01
+
+    @callback
+    def fired(_now: datetime) -> None:
+        lateness.set_result(time.monotonic() - due)
+
+    async_call_later(hass, 0.01, fired)
+    return lateness
+
+
+@pytest.mark.parametrize("action", ["voicestack", "assist_satellite"])
+async def test_a_megabyte_message_is_cut_before_any_work(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+    caplog: pytest.LogCaptureFixture,
+    action: str,
+) -> None:
+    """A 1 MB message: the loop stays responsive, the first 1,000 characters are said.
+
+    It used to freeze Home Assistant for about five minutes: the action split
+    the whole text into sentences (quadratically) to synthesize it early.
+    """
+    message = "Hello there. " * 76923  # 1 MB
+    async with AsyncExitStack() as stack:
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        lateness = timer_lateness(hass)
+        if action == "voicestack":
+            call = announce(hass, message=message)
+        else:
+            call = hass.services.async_call(
+                "assist_satellite",
+                "announce",
+                {"entity_id": SATELLITE, "message": message, "preannounce": False},
+                blocking=True,
+            )
+        task = hass.async_create_task(call)
+        late_s = await lateness
+        await wait_for(lambda: statuses(events, "started"), 30, "started")
+        await runtime.hub.speaker.stop()  # 1,000 characters take a minute to say
+        await task
+
+    assert late_s < 0.1
+    (started,) = statuses(events, "started")
+    assert started["text"] == message[:1000].rstrip()
+    cut = [r for r in caplog.records if "it was cut" in r.getMessage()]
+    assert len(cut) == 1, cut
+
+
+async def test_media_only_announcements_wait_their_turn(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    """Media while another announcement plays is played after it, never "busy".
+
+    Home Assistant's base class refused the second with SatelliteBusyError.
+    """
+    async with AsyncExitStack() as stack:
+        runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        await announce(hass, message="The dryer is done. The mail has arrived.")
+        await wait_for(lambda: statuses(events, "started"), 30, "text started")
+        calls = [
+            hass.services.async_call(
+                "assist_satellite",
+                "announce",
+                {"entity_id": SATELLITE, "media_id": PREANNOUNCE_URL, **extra},
+                blocking=True,
+            )
+            for extra in ({"preannounce": False}, {"message": "A chime"})
+        ]
+        await asyncio.gather(*calls)
+        await wait_for(lambda: statuses(events, "finished"), 30, "text finished")
+        await wait_for(lambda: not runtime.hub.speaker.busy, 10, "speaker free")
+
+    chime = await async_decode_media(hass, PREANNOUNCE_URL)
+    text, *media = [
+        speech.read_wav_pcm(tmp_path / f"played.{n}.wav") for n in (1, 2, 3)
+    ]
+    assert not (tmp_path / "played.4.wav").exists()
+    assert words(speech.transcribe(text)) == words(
+        "The dryer is done. The mail has arrived."
+    )
+    # After the text: the chime, and the chime after its own chime (one stream).
+    assert sorted(speech.seconds(pcm) for pcm in media) == pytest.approx(
+        [chime.seconds, 2 * chime.seconds], abs=0.05
+    )
 
 
 async def test_a_lost_satellite_says_high_priority_once_after_reconnect(
@@ -301,7 +406,8 @@ async def test_targets_as_home_assistant_names_them(
 
 async def test_metrics_view_balances_and_is_503_when_unloaded(
     hass: HomeAssistant,
-    hass_client: Callable[[], Awaitable[Any]],
+    hass_client: Callable[..., Awaitable[Any]],
+    hass_read_only_access_token: str,
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
@@ -315,13 +421,30 @@ async def test_metrics_view_balances_and_is_503_when_unloaded(
         client = await hass_client()
         loaded = await client.get("/api/voicestack/metrics")
         body = await loaded.json()
+        # The metrics name every satellite (its MAC address): admins only.
+        reader = await hass_client(hass_read_only_access_token)
+        not_admin = await reader.get("/api/voicestack/metrics")
+        anonymous = await (await hass_client(None)).get("/api/voicestack/metrics")
     unloaded = await client.get("/api/voicestack/metrics")
 
+    assert (not_admin.status, anonymous.status) == (403, 401)
     assert loaded.status == 200
     total = body["total"]
     assert total["received"] == 1
     assert total["spoken"] == 1
     assert unloaded.status == 503
+
+
+async def test_diagnostics_keep_the_satellites_address_out(
+    hass: HomeAssistant, tmp_path: Path, piper: servers.Server, whisper: servers.Server
+) -> None:
+    async with AsyncExitStack() as stack:
+        runtime, _events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+        entry = runtime.hub.entry
+        diagnostics = await async_get_config_entry_diagnostics(hass, entry)
+
+    assert diagnostics["entry"][CONF_HOST] == REDACTED
+    assert diagnostics["entry"][CONF_PORT] == REDACTED
 
 
 async def test_options_are_validated_per_field_and_applied_at_once(
