@@ -53,7 +53,8 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
     """Handle adding a VoiceStack (or stock Wyoming) satellite."""
 
     VERSION = 1
-    MINOR_VERSION = 2  # 1.2: notes only in <config>/voicestack/ (migration.py)
+    # 1.2: notes only in <config>/voicestack/; 1.3: Longest message bounded
+    MINOR_VERSION = 3  # (migration.py)
 
     @staticmethod
     @callback

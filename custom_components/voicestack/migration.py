@@ -9,6 +9,11 @@ Version 1.2, notes in their own folder: the notes file may only be a file in
 instead of the old ``voicestack_notes.txt``. Nothing is moved or deleted: if
 the file notes used to go to exists, a repair issue and a warning in the log
 say where they go now and that the earlier ones stay where they are.
+
+Version 1.3, a bound on *Longest message*: it may be at most
+``MAX_MESSAGE_LENGTH`` characters (a longer setting let one call freeze Home
+Assistant). A larger value saved before is lowered to that bound, with a
+warning, instead of failing the entry's setup.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
 from .const import DOMAIN
+from .core.announce import MAX_MESSAGE_LENGTH
 from .core.notes_file import (
     DEFAULT_NOTES_FILE,
     OLD_DEFAULT_NOTES_FILE,
@@ -32,6 +38,8 @@ from .core.notes_file import (
 _LOGGER = logging.getLogger(__name__)
 
 NOTES_FOLDER_MINOR: Final = 2  # the minor version that moved notes into the folder
+MESSAGE_BOUND_MINOR: Final = 3  # the minor version that bounded Longest message
+MAX_MESSAGE: Final = "max_message_length"
 ISSUE_NOTES_MOVED: Final = "notes_file_moved"
 NOTES_FILE: Final = "notes_file"
 
@@ -45,7 +53,25 @@ async def async_migrate(hass: HomeAssistant, entry: ConfigEntry) -> bool:
     """Migrate ``entry`` to the flow's version (Home Assistant refuses newer majors)."""
     if entry.version == 1 and entry.minor_version < NOTES_FOLDER_MINOR:
         await _move_notes_file(hass, entry)
+    if entry.version == 1 and entry.minor_version < MESSAGE_BOUND_MINOR:
+        _bound_longest_message(hass, entry)
     return True
+
+
+def _bound_longest_message(hass: HomeAssistant, entry: ConfigEntry) -> None:
+    options = dict(entry.options)
+    stored = options.get(MAX_MESSAGE)
+    if isinstance(stored, (int, float)) and stored > MAX_MESSAGE_LENGTH:
+        options[MAX_MESSAGE] = MAX_MESSAGE_LENGTH
+        _LOGGER.warning(
+            "%s: Longest message was %s characters; it is %d now, the most allowed",
+            entry.title,
+            stored,
+            MAX_MESSAGE_LENGTH,
+        )
+    hass.config_entries.async_update_entry(
+        entry, options=options, minor_version=MESSAGE_BOUND_MINOR
+    )
 
 
 def _written_before(stored: object) -> str:

@@ -1,4 +1,4 @@
-"""Entries made by an older VoiceStack (1.1) are migrated when Home Assistant loads them.
+"""Entries made by an older VoiceStack (1.1, 1.2) are migrated when Home Assistant loads them.
 
 Real Home Assistant, real files in a temporary config directory. Nothing listens
 at the entry's address, so setup is retried after the migration (which is what
@@ -37,16 +37,16 @@ def config_dir(hass: HomeAssistant, tmp_path: Path) -> Path:
 
 
 async def load_old_entry(
-    hass: HomeAssistant, options: dict[str, Any]
+    hass: HomeAssistant, options: dict[str, Any], minor_version: int = 1
 ) -> MockConfigEntry:
-    """A 1.1 entry with ``options``, set up (migrated) and unloaded again."""
+    """A 1.``minor_version`` entry with ``options``, set up (migrated), unloaded."""
     entry = MockConfigEntry(
         domain=DOMAIN,
         title="Kitchen",
         data={CONF_HOST: "127.0.0.1", CONF_PORT: servers.free_port()},
         options={"voice": "en_US-joe-medium", **options},
         version=1,
-        minor_version=1,
+        minor_version=minor_version,
     )
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
@@ -62,7 +62,7 @@ def notice(hass: HomeAssistant, entry: MockConfigEntry) -> ir.IssueEntry | None:
 
 
 def test_new_entries_are_made_at_the_current_version() -> None:
-    assert (VoiceStackConfigFlow.VERSION, VoiceStackConfigFlow.MINOR_VERSION) == (1, 2)
+    assert (VoiceStackConfigFlow.VERSION, VoiceStackConfigFlow.MINOR_VERSION) == (1, 3)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ async def test_a_notes_file_elsewhere_moves_into_the_folder(
     with caplog.at_level(logging.WARNING):
         entry = await load_old_entry(hass, {"notes_file": stored})
 
-    assert entry.minor_version == 2
+    assert entry.minor_version == 3
     assert entry.options == {"voice": "en_US-joe-medium", "notes_file": migrated}
     assert (
         f"Kitchen: notes file {stored!r} is not in the voicestack folder of the"
@@ -103,7 +103,7 @@ async def test_an_old_notes_file_is_left_in_place_and_a_repair_issue_says_so(
         entry = await load_old_entry(hass, {})  # never set: the old default
 
     issue = notice(hass, entry)
-    assert entry.minor_version == 2
+    assert entry.minor_version == 3
     assert "notes_file" not in entry.options  # the new default applies
     assert issue is not None
     assert issue.translation_key == "notes_file_moved"
@@ -145,7 +145,24 @@ async def test_a_notes_file_in_the_folder_is_kept_quietly(
     with caplog.at_level(logging.WARNING):
         entry = await load_old_entry(hass, {"notes_file": "voicestack/mine.txt"})
 
-    assert entry.minor_version == 2
+    assert entry.minor_version == 3
     assert entry.options["notes_file"] == "voicestack/mine.txt"
     assert "notes" not in caplog.text
     assert notice(hass, entry) is None
+
+
+@pytest.mark.parametrize(("stored", "migrated"), [(1_000_000, 10_000), (800, 800)])
+@pytest.mark.usefixtures("config_dir")
+async def test_a_longest_message_over_the_bound_is_lowered_to_it(
+    hass: HomeAssistant, caplog: pytest.LogCaptureFixture, stored: int, migrated: int
+) -> None:
+    """Before 1.3 any length was taken; now the entry would not set up with it."""
+    with caplog.at_level(logging.WARNING):
+        entry = await load_old_entry(
+            hass, {"max_message_length": stored}, minor_version=2
+        )
+
+    assert entry.minor_version == 3
+    assert entry.options["max_message_length"] == migrated
+    lowered = f"Kitchen: Longest message was {stored} characters; it is 10000 now"
+    assert (lowered in caplog.text) is (stored != migrated)
