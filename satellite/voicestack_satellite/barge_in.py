@@ -2,11 +2,8 @@
 
 Only when the owner's ``voicestack-barge-in-config`` enabled it, and only over
 a stream whose ``audio-start`` said ``barge_in`` (a voice response; never an
-announcement or our own sounds). A window is speech when the VAD hears speech in
-the mic as it came (AEC3 mangles a voice over the echo: pymicro-vad gave a clear
-one 0.1 for half a second) and, the answer's voice removed (``echo_path.py``), it
-is louder than what cancellation leaves of the echo (``RESIDUAL_DB`` under what
-the speaker just played). Per 10 ms window:
+announcement or our own sounds). Whether a 10 ms window is speech over the
+answer, the onset rule says (``speech_over.py``). Per window:
 
 1. **Pause fast.** ``PAUSE_AFTER_S`` of speech pauses the player: an
    interruption is heard within about a tenth of a second.
@@ -40,16 +37,12 @@ from .barge_in_protocol import BargeInConfig, barge_in_event, voice_event
 from .capture import Capture, VoiceStart
 from .player import Player
 from .speaker_gate import SpeakerGate
-from .vad import WINDOW_SAMPLES, SpeechDetector
+from .speech_over import SpeechOverAnswer
+from .vad import WINDOW_SAMPLES
 
 _LOGGER = logging.getLogger(__name__)
 
 PAUSE_AFTER_S: Final = 0.05  # speech that pauses the answer (tentatively)
-# A window louder than this under what the speaker played may be a voice: the
-# echo (-10 dB in a living room) with 2 dB or more cancelled never is (AEC3
-# takes 20-30 dB off once converged; less in its first seconds).
-RESIDUAL_DB: Final = -12.0
-VOICE_DB: Final = RESIDUAL_DB - 6.0  # louder: may be a voice's soft start
 END_QUIET_S: Final = 0.15  # no speech this long ends a speech run over the answer
 # Paused, the answer is silent: a run ends between phrases, not words (with 0.15 s,
 # 1 in 4 "Turn on the fan." over an answer broke into runs too short to report).
@@ -57,8 +50,6 @@ PAUSED_QUIET_S: Final = 0.4
 HOLD_QUIET_S: Final = 0.5  # after a resume: quiet that ends the voice let go by
 GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
 GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
-_OVER_RESIDUAL: Final = 10 ** (RESIDUAL_DB / 20)
-_OVER_VOICE: Final = 10 ** (VOICE_DB / 20)
 
 
 def windows(seconds: float) -> int:
@@ -99,7 +90,7 @@ class BargeIn:
         self._send = send
         self._start_request = start_request
         self.config = BargeInConfig()
-        self._vad = SpeechDetector()
+        self._over = SpeechOverAnswer()
         self._capture = Capture(preroll_s)
         self._voice = VoiceStart(windows(END_QUIET_S))
         self.phase = Phase.WATCH
@@ -138,20 +129,17 @@ class BargeIn:
         detected. What the gate and a request hear of them: ``capture.py``.
         """
         self._capture.heard(raw, mic)
-        if not (self.config.enabled and armed):
-            return
-        if self.phase is Phase.WATCH and self._watched() is None:
+        listen = self.config.enabled and armed
+        if listen and self.phase is Phase.WATCH and self._watched() is None:
             self._reset_run()
             self._voice.reset()
-            return
+            listen = False
         start = end - len(mic)
-        for index, vad_speech in enumerate(self._vad.windows(raw)):
-            window = mic[index * WINDOW_SAMPLES : (index + 1) * WINDOW_SAMPLES]
-            loudness = np.sqrt(np.mean(window.astype(np.float64) ** 2))
+        judged = self._over.judge(raw, mic, echo, listen=listen)
+        for index, (loud, speech) in enumerate(judged):
             at = start + index * WINDOW_SAMPLES
-            echo_here = echo[index] if index < len(echo) else 0.0
-            self._voice.window(loudness > echo_here * _OVER_VOICE, at)
-            self._step(vad_speech and loudness > echo_here * _OVER_RESIDUAL, at)
+            self._voice.window(loud, at)
+            self._step(speech, at)
 
     def _watched(self) -> tuple[str, str, int] | None:
         """(player id, owner id, played) of an answer playing now that may pause."""
@@ -244,12 +232,12 @@ class BargeIn:
 
     async def _name_voice(self, owner_id: str, speech: np.ndarray) -> None:
         config = self.config
-        person, score = await self._gate.whose(
+        verdict = await self._gate.whose(
             speech, config.people, config.voiceprints, config.threshold
         )
-        _LOGGER.info("Voice over stream %s: %s (score %s)", owner_id, person, score)
+        _LOGGER.info("Voice over stream %s: %s", owner_id, verdict)
         if self.phase is Phase.WAITING and self._paused and self._paused[1] == owner_id:
-            self._send(voice_event(owner_id, person, score, len(speech) / RATE))
+            self._send(voice_event(owner_id, verdict, len(speech) / RATE))
 
     # -- the owner's answers -------------------------------------------------------
 

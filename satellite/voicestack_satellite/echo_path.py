@@ -32,6 +32,9 @@ _LOGGER = logging.getLogger(__name__)
 MODES: Final = ("aec", "gate", "external")
 FRAME: Final = 160  # 10 ms
 ECHO_SPREAD_S: Final = 0.3  # the echo's delay and tail after the reference
+# Then the room's reverberation dies away: 60 dB in 0.7 s (a reverberant room)
+# at the slowest, per 10 ms window in amplitude.
+TAIL_DECAY: Final = 10 ** (-60 / 0.7 / 100 / 20)
 
 
 class MicClock:
@@ -87,15 +90,17 @@ class EchoPath:
         self._canceller = EchoCanceller(0) if mode == "aec" else None
         self._gate = ReferenceGate(0)
         self._levels: deque[float] = deque(maxlen=round(ECHO_SPREAD_S * RATE / FRAME))
+        self._tail = 0.0  # the echo's level dying away after the spread
         self.cancel = True  # Home Assistant's switch: off turns ``aec`` into the gate
 
     def echo_levels(self) -> np.ndarray:
         """Per 10 ms window of the last ``process``: how loud the echo may be there.
 
         The RMS of what the speaker played into that window and the
-        ``ECHO_SPREAD_S`` before it (the room's delay and tail), at most: what
-        is left of the echo after cancellation is far below it, someone
-        talking over the answer is not.
+        ``ECHO_SPREAD_S`` before it (the room's delay and early reflections),
+        at most, then dying away as the slowest room's reverberation does
+        (``TAIL_DECAY``). What is left of the echo after cancellation is far
+        below it, someone talking over the answer is not.
         """
         if self.mode == "external":
             return np.zeros(0)
@@ -107,7 +112,8 @@ class EchoPath:
         out = np.empty(frames)
         for index, level in enumerate(levels):
             self._levels.append(level)
-            out[index] = max(self._levels)
+            self._tail = max(*self._levels, self._tail * TAIL_DECAY)
+            out[index] = self._tail
         return out
 
     @property

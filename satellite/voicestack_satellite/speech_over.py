@@ -1,0 +1,81 @@
+"""Barge-in's onset rule: whether a 10 ms window over an answer may be a voice.
+
+A window is speech when three things hold:
+
+- the VAD hears speech in the mic as it came (AEC3 mangles a voice over the
+  echo: pymicro-vad gave a clear one 0.1 for half a second in the cancelled
+  mic; the raw mic always holds the answer's speech, so this alone says little);
+- the mic with the answer's voice removed (``echo_path.py``) is at most
+  ``RESIDUAL_DB`` under how loud the echo may be there: what cancellation
+  leaves of the echo never is that loud, a voice as loud as the answer is
+  (the echo's level holds for the room's delay and then dies away at the
+  slowest reverberation, ``echo_path.TAIL_DECAY``, so a reverberant room's
+  tail is not taken for a voice);
+- and it is ``FLOOR_DB`` over the room's noise floor (the cancelled mic's
+  slowly rising minimum): with the answer quiet (its first syllable, a gap)
+  the echo's level is near nothing, and a fan or the room's hiss that the VAD
+  takes for speech must not pause it (measured: 4 of 10 pauses in 2 minutes of
+  answers in the ``hard`` room, bench/barge_in_rooms.py).
+
+A window is *loud* (``VoiceStart``: where a voice began) on softer terms:
+``VOICE_DB`` under the echo's level, 3 dB over the floor.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .vad import WINDOW_SAMPLES, SpeechDetector
+
+# A window louder than this under what the speaker played may be a voice: the
+# echo (-10 dB in a living room) with 2 dB or more cancelled never is (AEC3
+# takes 20-30 dB off once converged; less in its first seconds).
+RESIDUAL_DB: Final = -12.0
+VOICE_DB: Final = RESIDUAL_DB - 6.0  # louder: may be a voice's soft start
+FLOOR_DB: Final = 6.0  # a voice is this much over the room's noise floor
+LOUD_FLOOR_DB: Final = 3.0  # a voice's soft start, this much
+FLOOR_RISE_DB_PER_S: Final = 1.0  # the floor follows a louder room this fast
+_OVER_RESIDUAL: Final = 10 ** (RESIDUAL_DB / 20)
+_OVER_VOICE: Final = 10 ** (VOICE_DB / 20)
+_OVER_FLOOR: Final = 10 ** (FLOOR_DB / 20)
+_LOUD_FLOOR: Final = 10 ** (LOUD_FLOOR_DB / 20)
+_RISE: Final = 10 ** (FLOOR_RISE_DB_PER_S / 20 / 100)  # per 10 ms window
+_SILENT: Final = 1.0  # the floor of a digitally silent mic (int16 RMS)
+
+
+class SpeechOverAnswer:
+    """Judges the mic window by window while an answer plays."""
+
+    def __init__(self) -> None:
+        """No floor yet: the first window sets it."""
+        self._vad = SpeechDetector()
+        self._floor: float | None = None
+
+    def judge(
+        self, raw: np.ndarray, mic: np.ndarray, echo: np.ndarray, *, listen: bool
+    ) -> list[tuple[bool, bool]]:
+        """(loud, speech) per 10 ms window of ``mic`` (echo handled) and ``raw``.
+
+        ``echo``: how loud the echo may be per window (``EchoPath.echo_levels``).
+        Every chunk comes here, so the floor follows the room; ``listen``
+        False (nothing to pause): nothing is judged (the VAD is not run).
+        """
+        frames = len(mic) // WINDOW_SAMPLES
+        shaped = mic[: frames * WINDOW_SAMPLES].astype(np.float64)
+        levels = np.sqrt(np.mean(shaped.reshape(frames, WINDOW_SAMPLES) ** 2, axis=1))
+        floors = np.empty(frames)
+        for index, level in enumerate(levels):
+            floor = level if self._floor is None else self._floor * _RISE
+            self._floor = max(_SILENT, min(floor, level))
+            floors[index] = self._floor
+        if not listen:
+            return []
+        echo = np.pad(echo[:frames], (0, max(0, frames - len(echo))))
+        loud = (levels > echo * _OVER_VOICE) & (levels > floors * _LOUD_FLOOR)
+        over = (levels > echo * _OVER_RESIDUAL) & (levels > floors * _OVER_FLOOR)
+        return [
+            (bool(loud[index]), vad and bool(over[index]))
+            for index, vad in enumerate(self._vad.windows(raw))
+        ]
