@@ -115,6 +115,26 @@ async def _start(hass: HomeAssistant) -> None:
         ) from err
 
 
+async def _confirm_http_config(hass: HomeAssistant) -> None:
+    """Keep the dev stack's HTTP config, as a user confirms a new one in the UI.
+
+    Home Assistant 2026.11 runs a new HTTP config (the free port written for
+    this run) as a trial and, unconfirmed after 5 minutes, restarts to revert
+    it: a run longer than that lost its services (a device no longer switched).
+    Older versions have no trial.
+    """
+    try:
+        from homeassistant.components.http.config import (
+            DATA_STORE,
+            ActiveConfigType,
+        )
+    except ImportError:
+        return
+    store = hass.data.get(DATA_STORE)
+    if store is not None and store.active_config_type is ActiveConfigType.PENDING:
+        await store.async_promote_pending()
+
+
 @dataclass(slots=True)
 class Home:
     """A running Home Assistant with the demo home."""
@@ -154,6 +174,7 @@ class Home:
         hass = await _bootstrap(config)
         try:
             await _start(hass)
+            await _confirm_http_config(hass)
             home = cls(hass, config_dir, http_port)
             home._check_started()
             hass.bus.async_listen(EVENT_STATE_CHANGED, home.entity_states.record)
