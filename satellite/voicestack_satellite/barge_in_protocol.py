@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from wyoming.event import Event
@@ -37,6 +37,9 @@ from .protocol import (
     event_data,
     is_number,
 )
+
+if TYPE_CHECKING:
+    from .speaker_gate import GateVerdict
 
 MAX_PERSON = 100  # characters of an enrolled person's name
 MAX_ENROLL_ID = 64  # characters
@@ -72,19 +75,30 @@ def barge_in_event(stream: str, played: int, onset: int) -> Event:
     return Event(BARGE_IN, {STREAM: stream, "played": played, "onset": onset})
 
 
-def voice_event(
-    stream: str, person: str | None, score: float | None, seconds: float
-) -> Event:
-    """The gate's verdict on the voice that paused ``stream``."""
-    return Event(
-        VOICE,
-        {
-            STREAM: stream,
-            "person": person,
-            "score": None if score is None else round(score, 4),
-            "seconds": round(seconds, 3),
-        },
-    )
+def voice_event(stream: str, verdict: GateVerdict, seconds: float) -> Event:
+    """The gate's verdict on the voice that paused ``stream``, and why.
+
+    ``score`` stays the raw cosine (as before issue 28); ``normalized`` and
+    ``cohort`` explain the band ``verdict`` (enrolled, unsure, other).
+    """
+    score = verdict.score
+    data: dict[str, Any] = {
+        STREAM: stream,
+        "person": verdict.person,
+        "verdict": verdict.verdict,
+        "closest": verdict.closest,
+        "score": None if score is None else round(score.raw, 4),
+        "normalized": None if score is None else round(score.normalized, 3),
+        "seconds": round(seconds, 3),
+    }
+    if score is not None:
+        data["cohort"] = {
+            "enrolled_mean": round(score.enrolled.mean, 4),
+            "enrolled_std": round(score.enrolled.std, 4),
+            "test_mean": round(score.test.mean, 4),
+            "test_std": round(score.test.std, 4),
+        }
+    return Event(VOICE, data)
 
 
 def voiceprint_event(

@@ -36,6 +36,7 @@ from tests.satellite.owner import audio_of, take_ownership
 from voicestack_satellite import protocol
 from voicestack_satellite.barge_in import PAUSED_QUIET_S
 from voicestack_satellite.capture import LEAD_S
+from voicestack_satellite.speaker_gate import ACCEPT
 
 ANSWER = (
     "The first sentence is quite long, and it goes on for a while."
@@ -240,9 +241,12 @@ async def test_enrollment_and_the_gate_tell_the_user_from_another_voice(
     assert 1.0 < voiceprint.data["seconds"] < 4.0
     assert joe.data["stream"] == "s1"
     assert joe.data["person"] == "person.joe"
-    assert joe.data["score"] >= 0.7
+    assert joe.data["verdict"] == "enrolled"
+    assert joe.data["normalized"] >= ACCEPT
     assert other.data["stream"] == "s2"
     assert other.data["person"] is None
+    assert other.data["verdict"] in {"other", "unsure"}
+    assert other.data["normalized"] < joe.data["normalized"]
     assert other.data["score"] < joe.data["score"]
 
 
