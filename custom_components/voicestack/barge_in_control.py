@@ -37,6 +37,7 @@ from .const import EVENT_BARGE_IN
 from .core.barge_in import BargeIn
 from .core.barge_in_policy import BargeInKind, BargeInRecord, Verdict
 from .core.barge_in_protocol import (
+    VoiceReport,
     barge_in_config_event,
     barge_in_request_event,
     parse_barge_in,
@@ -53,9 +54,10 @@ from .voiceprints import VoiceprintLibrary
 _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_MIN_SPEECH_S: Final = 0.3
-# Cosine similarity to an enrolled voiceprint that makes a voice "theirs": the
-# middle of the gap between the test voices' impostor (at most 0.57) and genuine
-# (at least 0.83) scores on 1.3 s of speech (bench/barge_in.py, docs/barge-in.md).
+# Cosine similarity to an enrolled voiceprint that makes a voice "theirs", for
+# a satellite without the calibrated gate's cohort (issue 28): a satellite that
+# has it judges normalized scores in its own bands and says which in the
+# ``voicestack-voice`` event (docs/barge-in.md).
 GATE_THRESHOLD: Final = 0.70
 
 
@@ -76,8 +78,7 @@ class _Paused:
     stream: str
     played: int
     rate: int
-    person: str | None = None
-    score: float | None = None
+    voice: VoiceReport | None = None  # the gate's verdict, with its explanation
 
 
 class BargeInControl:
@@ -263,7 +264,8 @@ class BargeInControl:
         if token is None or paused is None or paused.stream != report.stream:
             self._core.counters.stale_verdicts += 1
             return
-        paused.person, paused.score = report.person, report.score
+        paused.voice = report
+        # "unsure" (issue 28's middle band) resumes, as "other" does.
         verdict = Verdict.ENROLLED if report.person is not None else Verdict.OTHER
         self._core.verdict(token, verdict)
 
@@ -312,8 +314,7 @@ class BargeInControl:
                 "offset": record.offset,
                 "resume_from": record.resume_from,
                 "request": record.request and record.kind is BargeInKind.STOP,
-                "person": paused.person if paused else None,
-                "score": paused.score if paused else None,
+                **_voice_fields(paused.voice if paused else None),
                 "paused_s": round(record.at - record.paused_at, 3),
             },
         )
@@ -321,3 +322,15 @@ class BargeInControl:
     def _notify(self) -> None:
         for listener in self._listeners:
             listener()
+
+
+def _voice_fields(voice: VoiceReport | None) -> dict[str, Any]:
+    """The gate's verdict and why, for the ``voicestack_barge_in`` event."""
+    return {
+        "person": voice.person if voice else None,
+        "score": voice.score if voice else None,
+        "verdict": voice.verdict if voice else None,
+        "normalized": voice.normalized if voice else None,
+        "closest": voice.closest if voice else None,
+        "cohort": dict(voice.cohort) if voice else None,
+    }

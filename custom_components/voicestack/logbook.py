@@ -78,6 +78,11 @@ def describe_barge_in(data: dict[str, Any]) -> str:
     if (sentence := data.get("sentence")) is not None:
         what += f" at sentence {sentence + 1}"
     why = BARGE_IN_REASONS.get(data.get("reason", ""), str(data.get("reason")))
+    if (score := data.get("score")) is not None:
+        why += f" (voice {data.get('verdict') or 'judged'}: score {score:.2f}"
+        if (normalized := data.get("normalized")) is not None:
+            why += f", normalized {normalized:.1f} against the cohort"
+        why += ")"
     return f"{what}: {why}"
 
 

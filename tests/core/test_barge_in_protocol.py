@@ -89,6 +89,37 @@ def test_reports_parse() -> None:
             {"stream": "s1", "person": None, "score": None, "seconds": 0},
         )
     ) == bp.VoiceReport("s1", None, None, 0.0)
+    explained = bp.parse_voice(
+        Event(
+            protocol.VOICE,
+            {
+                "stream": "s1",
+                "person": None,
+                "score": 0.7,
+                "seconds": 1.3,
+                "verdict": "unsure",
+                "normalized": 3.0,
+                "closest": "person.alice",
+                "cohort": {"test_mean": 0.5, "enrolled_mean": 0.6},
+            },
+        )
+    )
+    assert (explained.verdict, explained.normalized, explained.closest) == (
+        "unsure",
+        3.0,
+        "person.alice",
+    )
+    assert explained.cohort == (("enrolled_mean", 0.6), ("test_mean", 0.5))
+    for bad, message in (
+        ({"verdict": "maybe"}, "verdict 'maybe' is not one we know"),
+        ({"verdict": "enrolled"}, "verdict enrolled names nobody"),
+        ({"normalized": 1e9}, "is not a score"),
+        ({"cohort": {"mean": 0.5}}, "is not its statistics"),
+        ({"closest": ""}, "is not a name"),
+    ):
+        data = {"stream": "s1", "person": None, "score": 0.7, "seconds": 1} | bad
+        with pytest.raises(ValueError, match=message):
+            bp.parse_voice(Event(protocol.VOICE, data))
     good = bp.parse_voiceprint(
         Event(protocol.VOICEPRINT, {"id": "e1", "embedding": UNIT, "seconds": 2.5})
     )

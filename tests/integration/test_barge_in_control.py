@@ -115,7 +115,16 @@ async def test_another_voice_resumes_the_answer_at_the_interrupted_sentence(
     )
     await wait_for(lambda: kinds(home) == ["pause"], 5, "the pause")
     await report(
-        home, protocol.VOICE, stream=stream, person=None, score=0.41, seconds=1.3
+        home,
+        protocol.VOICE,
+        stream=stream,
+        person=None,
+        score=0.41,
+        seconds=1.3,
+        verdict="unsure",
+        normalized=2.9,
+        closest="person.alice",
+        cohort={"enrolled_mean": 0.6, "enrolled_std": 0.05, "test_mean": 0.5},
     )
     await wait_for(lambda: home.peer.sent(protocol.RESUME), 5, "the resume")
     (resume,) = home.peer.sent(protocol.RESUME)
@@ -128,6 +137,14 @@ async def test_another_voice_resumes_the_answer_at_the_interrupted_sentence(
     assert home.records[1].data["reason"] == "other_speaker"
     assert home.records[1].data["resume_from"] == second.start_sample
     assert home.records[1].data["score"] == 0.41
+    assert home.records[1].data["verdict"] == "unsure"
+    assert home.records[1].data["normalized"] == 2.9
+    assert home.records[1].data["closest"] == "person.alice"
+    assert home.records[1].data["cohort"] == {
+        "enrolled_mean": 0.6,
+        "enrolled_std": 0.05,
+        "test_mean": 0.5,
+    }
     assert home.records[1].data["entity_id"] == "assist_satellite.fake"
     assert home.runtime.barge_in.counters["resumes"] == 1
     assert hass.states.get("sensor.fake_barge_in_resumes").state == "1"

@@ -95,3 +95,14 @@ def test_a_barge_in_says_what_it_did_to_the_answer(hass: HomeAssistant) -> None:
     assert line(kind="silence", sentence=None, reason="max_resumes") == (
         "answer stopped: interrupted too often"
     )
+    assert line(
+        kind="resume",
+        sentence=0,
+        reason="other_speaker",
+        score=0.712,
+        verdict="unsure",
+        normalized=3.1,
+    ) == (
+        "answer resumed at sentence 1: another voice, not the user (voice unsure:"
+        " score 0.71, normalized 3.1 against the cohort)"
+    )

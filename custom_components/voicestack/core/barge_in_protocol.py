@@ -40,6 +40,9 @@ from .protocol import (
 )
 
 MAX_PERSON = 100  # characters of an enrolled person's name
+VOICE_VERDICTS = ("enrolled", "unsure", "other")
+MAX_NORMALIZED = 1000.0  # an s-norm beyond this is no score
+COHORT_STATS = ("enrolled_mean", "enrolled_std", "test_mean", "test_std")
 MAX_ENROLL_ID = 64  # characters
 
 
@@ -60,6 +63,11 @@ class VoiceReport:
     person: str | None  # the enrolled person it matched, None: nobody
     score: float | None  # best cosine similarity; None: nobody enrolled
     seconds: float  # of speech the verdict rests on
+    # Issue 28's calibrated gate explains itself (absent from older satellites):
+    verdict: str | None = None  # "enrolled", "unsure" or "other"
+    normalized: float | None = None  # the s-norm of ``score`` against the cohort
+    closest: str | None = None  # the enrolled person scoring best
+    cohort: tuple[tuple[str, float], ...] = ()  # the cohort statistics, by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +171,35 @@ def parse_voice(event: Event) -> VoiceReport:
         person=person,
         score=None if score is None else float(score),
         seconds=float(seconds),
+        **_explanation(data),
     )
+
+
+def _explanation(data: Any) -> dict[str, Any]:
+    """The calibrated gate's verdict, normalized score, closest person and cohort."""
+    verdict, normalized = data.get("verdict"), data.get("normalized")
+    closest, cohort = data.get("closest"), data.get("cohort", {})
+    if verdict is not None and verdict not in VOICE_VERDICTS:
+        raise ValueError(f"{VOICE}: verdict {verdict!r:.80} is not one we know")
+    if verdict == "enrolled" and data.get("person") is None:
+        raise ValueError(f"{VOICE}: verdict enrolled names nobody")
+    if normalized is not None and not (
+        is_number(normalized) and -MAX_NORMALIZED <= normalized <= MAX_NORMALIZED
+    ):
+        raise ValueError(f"{VOICE}: normalized {normalized!r:.80} is not a score")
+    if closest is not None and not _is_name(closest):
+        raise ValueError(f"{VOICE}: closest {closest!r:.80} is not a name")
+    if not isinstance(cohort, dict) or not all(
+        key in COHORT_STATS and is_number(value) and -1.0 <= value <= 1.0
+        for key, value in cohort.items()
+    ):
+        raise ValueError(f"{VOICE}: cohort {cohort!r:.80} is not its statistics")
+    return {
+        "verdict": verdict,
+        "normalized": None if normalized is None else float(normalized),
+        "closest": closest,
+        "cohort": tuple((key, float(cohort[key])) for key in sorted(cohort)),
+    }
 
 
 def parse_voiceprint(event: Event) -> VoiceprintReport:
