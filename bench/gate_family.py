@@ -9,14 +9,16 @@ onset, in five conditions (``bench/gate_family_audio.py``): clean, over the
 answer's AEC3 residual at +10 and 0 dB, in white noise and a fan at 10 dB SNR,
 all in the harness's ``quiet`` room.
 
-Two gates in one run, on the same embeddings:
+Three gates in one run, on the same embeddings:
 
 - **current** (68b2c0f): the normalized mean of the clean phrases, cosine
   score, 0.70 threshold;
-- **new**: the phrases also embedded over the echo residual and room noise
-  (``voiceprint/enrollment.py``), scores normalized against the cohort
-  (adaptive s-norm, ``voiceprint/calibration.py``), and three verdicts
-  (``speaker_gate.py``): enrolled, not sure, other.
+- **s-norm** (a candidate, not shipped): the phrases also embedded over the
+  echo residual and room noise (``voiceprint/enrollment.py``), scores
+  normalized against the cohort (adaptive s-norm, ``voiceprint/calibration.py``),
+  enrolled at ``SNORM_ACCEPT`` or more, not sure from ``SNORM_REJECT``;
+- **new** (``speaker_gate.py``): the same enrollment, the cosine against the
+  0.70 threshold, not sure ``UNSURE_BAND`` under it (the s-norm explains it).
 
 Per condition: false rejects of the enrolled voice (the gate said "other":
 the answer resumes over the user), false accepts of the others (said
@@ -44,9 +46,20 @@ from bench.barge_in_gate import ENROLL_PHRASES, equal_error_rate
 from bench.common import header, median, report
 from bench.gate_family_audio import AUGMENTED, CONDITIONS, Embeddings, Scenes, Take
 from devstack.voices import RATES
-from voicestack_satellite.speaker_gate import ACCEPT, REJECT, SpeakerGate
+from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
 from voicestack_satellite.voiceprint.calibration import Cohort
 from voicestack_satellite.voiceprint.enrollment import augmentations, mean_voiceprint
+
+SNORM_ACCEPT = 4.3  # the s-norm candidate's bands, chosen on this bench
+SNORM_REJECT = 3.3
+
+
+def snorm_verdict(normalized: float) -> str:
+    """The s-norm candidate's band."""
+    if normalized >= SNORM_ACCEPT:
+        return "enrolled"
+    return "unsure" if normalized >= SNORM_REJECT else "other"
+
 
 ENROLLED = ("joe", "flite-slt", "flite-rms", "flite-awb", "flite-kal")
 VOICES = (*ENROLLED, "espeak-us-f3", "espeak-us-m3", "espeak-gb")
@@ -167,7 +180,7 @@ def judge(embeddings: Embeddings, cohort: Cohort) -> dict[str, dict[str, Tally]]
     new_stats = {name: cohort.stats(new[name]) for name in ENROLLED}
     results: dict[str, dict[str, Tally]] = {}
     for condition in CONDITIONS:
-        tallies = {"current": Tally(), "new": Tally()}
+        tallies = {"current": Tally(), "s-norm": Tally(), "new": Tally()}
         for voice, tests in trials(embeddings, condition).items():
             for test in tests:
                 test_stats = cohort.stats(test)
@@ -175,11 +188,12 @@ def judge(embeddings: Embeddings, cohort: Cohort) -> dict[str, dict[str, Tally]]
                     raw = float(current[enrolled] @ test)
                     verdict = "enrolled" if raw >= CURRENT_THRESHOLD else "other"
                     tallies["current"].add(enrolled, voice, raw, verdict)
-                    score = cohort.score(
-                        float(new[enrolled] @ test), new_stats[enrolled], test_stats
-                    )
-                    verdict = SpeakerGate.verdict_of(score.normalized)
-                    tallies["new"].add(enrolled, voice, score.normalized, verdict)
+                    raw = float(new[enrolled] @ test)
+                    score = cohort.score(raw, new_stats[enrolled], test_stats)
+                    verdict = snorm_verdict(score.normalized)
+                    tallies["s-norm"].add(enrolled, voice, score.normalized, verdict)
+                    verdict = SpeakerGate.verdict_of(raw, CURRENT_THRESHOLD)
+                    tallies["new"].add(enrolled, voice, raw, verdict)
         results[condition] = tallies
     return results
 
@@ -224,7 +238,7 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
                 f"  {pair}: {_pct(refused)}"
             )
     report()
-    for gate in ("current", "new"):
+    for gate in ("current", "s-norm", "new"):
         report(f"goals, {gate} gate (not sure counts as not accepted, not refused):")
         for condition, goal in GOALS.items():
             accepted = results[condition][gate].share(True, "enrolled")
@@ -261,7 +275,8 @@ def main(argv: Sequence[str] = ()) -> None:
     report(
         f"{len(ENROLLED)} enrolled voices x {len(VOICES)} voices x"
         f" {len(SENTENCES)} sentences x {len(RATES)} rates; first 1.3 s;"
-        f" new gate: accept >= {ACCEPT}, not sure >= {REJECT} (s-norm);"
+        f" s-norm: accept >= {SNORM_ACCEPT}, not sure >= {SNORM_REJECT};"
+        f" new: cosine >= {CURRENT_THRESHOLD}, not sure {UNSURE_BAND} under it;"
         f" {embeddings.embedded} embedded this run"
     )
     print_table(results)

@@ -22,7 +22,7 @@ import pytest
 from voicestack_satellite import speaker_gate
 from voicestack_satellite.audio import read_wav
 from voicestack_satellite.barge_in_protocol import voice_event
-from voicestack_satellite.speaker_gate import ACCEPT, REJECT, SpeakerGate
+from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
 from voicestack_satellite.voiceprint.calibration import (
     COHORT_PATH,
     Cohort,
@@ -60,9 +60,9 @@ def test_s_norm_weighs_a_score_by_how_generic_each_side_is() -> None:
 
 
 def test_the_gate_has_three_bands_and_explains_them() -> None:
-    assert SpeakerGate.verdict_of(ACCEPT) == "enrolled"
-    assert SpeakerGate.verdict_of((ACCEPT + REJECT) / 2) == "unsure"
-    assert SpeakerGate.verdict_of(REJECT - 0.01) == "other"
+    assert SpeakerGate.verdict_of(0.7, 0.7) == "enrolled"
+    assert SpeakerGate.verdict_of(0.7 - UNSURE_BAND / 2, 0.7) == "unsure"
+    assert SpeakerGate.verdict_of(0.7 - UNSURE_BAND - 0.01, 0.7) == "other"
     gate = SpeakerGate()
     try:
         embedding = gate._embed(joe())
@@ -75,7 +75,7 @@ def test_the_gate_has_three_bands_and_explains_them() -> None:
     assert verdict.person == verdict.closest == "person.joe"
     assert verdict.score is not None
     assert verdict.score.raw == pytest.approx(1.0, abs=1e-5)
-    assert verdict.score.normalized >= ACCEPT
+    assert verdict.score.normalized > 0  # explained against the cohort
     assert (nobody.verdict, nobody.person, nobody.score) == ("other", None, None)
     event = voice_event("s1", verdict, 1.3)
     assert event.data["verdict"] == "enrolled"
