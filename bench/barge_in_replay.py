@@ -11,8 +11,8 @@ speaker is ``ReplaySpeaker``: it plays the answer a chunk at a time, and a
 pause silences it ``PAUSE_LAG_S`` into the next chunk (the player's one
 10 ms block written ahead and the one in the device), as the real one does.
 
-What a replay cannot show, the real satellite in ``Room`` checks: the tests in
-``tests/satellite/test_barge_in_rooms.py`` and ``bench/barge_in.py``.
+What a replay cannot show, the real satellite in ``Room`` checks:
+``bench/barge_in_live.py`` and ``bench/barge_in.py``.
 """
 
 from __future__ import annotations
