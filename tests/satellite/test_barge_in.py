@@ -89,14 +89,16 @@ async def living_room(
             await owner.disconnect()
 
 
-async def play_answer(home: Home, stream: str = "s1", *, marked: bool = True) -> float:
-    """Send ``ANSWER`` as one stream (marked ``barge_in``); when it was sent."""
+async def play_answer(
+    home: Home, stream: str = "s1", *, marked: bool = True, text: str = ANSWER
+) -> float:
+    """Send ``text`` said by joe as one stream (marked ``barge_in``); when sent."""
     start = AudioStart(rate=16000, width=2, channels=1).event()
     start.data[protocol.STREAM] = stream
     if marked:
         start.data[protocol.BARGE_IN_FIELD] = True
     await home.owner.write_event(start)
-    chunk = AudioChunk(rate=16000, width=2, channels=1, audio=speech.speak(ANSWER))
+    chunk = AudioChunk(rate=16000, width=2, channels=1, audio=speech.speak(text))
     await home.owner.write_event(chunk.event())
     await home.owner.write_event(AudioStop().event())
     return asyncio.get_running_loop().time()

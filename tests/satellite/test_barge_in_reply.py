@@ -12,7 +12,6 @@ import asyncio
 from pathlib import Path
 import re
 
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
 from devstack import speech
@@ -28,18 +27,6 @@ from tests.satellite.test_barge_in import (
 from voicestack_satellite import protocol
 
 REPLY = "Turned on the fan."
-
-
-async def _reply(home: Home, stream: str) -> float:
-    """Send ``REPLY`` as a voice response; when it was sent (loop time)."""
-    start = AudioStart(rate=16000, width=2, channels=1).event()
-    start.data[protocol.STREAM] = stream
-    start.data[protocol.BARGE_IN_FIELD] = True
-    await home.owner.write_event(start)
-    chunk = AudioChunk(rate=16000, width=2, channels=1, audio=speech.speak(REPLY))
-    await home.owner.write_event(chunk.event())
-    await home.owner.write_event(AudioStop().event())
-    return asyncio.get_running_loop().time()
 
 
 async def _heard(home: Home, stream: str, since: float) -> str:
@@ -59,7 +46,7 @@ async def test_the_reply_to_a_users_barge_in_is_heard(tmp_path: Path) -> None:
         await home.owner.write_event(Event(protocol.BARGE_IN_REQUEST, {"stream": "s1"}))
         flushed, _ = await read_until(home.owner, "played", 5)
         await read_until(home.owner, "audio-stop", 10)  # the request, streamed
-        sent = await _reply(home, "s2")
+        sent = await play_answer(home, "s2", text=REPLY)
         heard = await _heard(home, "s2", sent)
 
     assert flushed.data == {"stream": "s1", "state": "flushed"}
@@ -76,7 +63,7 @@ async def test_the_reply_after_a_flushed_verdict_is_heard(tmp_path: Path) -> Non
         await home.owner.write_event(Event(protocol.FLUSH, {}))
         await read_until(home.owner, "played", 5)
         await said  # the intruder is done: the reply is not talked over
-        sent = await _reply(home, "s2")
+        sent = await play_answer(home, "s2", text=REPLY)
         heard = await _heard(home, "s2", sent)
 
     assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
