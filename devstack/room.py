@@ -216,7 +216,12 @@ class Room:
         writer.close()
 
     async def _feed(self, mic: IO[bytes]) -> None:
-        """Write each 80 ms chunk when it is over (on the mic's clock), in order."""
+        """Write each 80 ms chunk when it is over (on the mic's clock), in order.
+
+        The write waits in a thread: a satellite that reads late (a loaded
+        CPU) fills the pipe, and a write on the loop would stall everything
+        on it (Home Assistant, the speaker's arrival times) until it reads.
+        """
         loop = asyncio.get_running_loop()
         self._start = loop.time()
         due = self._start
@@ -226,8 +231,12 @@ class Room:
             await asyncio.sleep(max(0.0, due + late - loop.time()))
             pcm = self._air.take().tobytes()
             try:
-                mic.write(pcm)
-                mic.flush()
+                await asyncio.to_thread(_write, mic, pcm)
             except (BrokenPipeError, ValueError):
                 return
             self._progress.set()
+
+
+def _write(mic: IO[bytes], pcm: bytes) -> None:
+    mic.write(pcm)
+    mic.flush()

@@ -9,8 +9,12 @@ the voices by whisper understanding them.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
+import os
 from pathlib import Path
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -186,3 +190,32 @@ async def test_the_ear_hears_what_the_satellite_played_in_a_hard_room(
     assert fan.end < light.start
     assert light.start - fan.end > 1.0  # Piper's own trailing quiet, and the pause
     assert [p.text for p in Ear(room).heard(since=light.start - 0.1)] == [light.text]
+
+
+async def test_a_satellite_that_reads_late_does_not_stall_the_loop(
+    tmp_path: Path,
+) -> None:
+    # The pipe holds 2 s of mic; its reader starts 3.5 s late, as a satellite
+    # on a loaded CPU does. The loop (Home Assistant's, in the tests) runs on.
+    read_end, write_end = os.pipe()
+
+    def read_late() -> None:
+        time.sleep(3.5)
+        with os.fdopen(read_end, "rb") as pipe:
+            while pipe.read(4096):
+                pass
+
+    reader = threading.Thread(target=read_late)
+    reader.start()
+    loop = asyncio.get_running_loop()
+    worst = 0.0
+    with os.fdopen(write_end, "wb") as mic:
+        async with Room(tmp_path) as room:
+            room.attach(mic)
+            for _ in range(40):
+                before = loop.time()
+                await asyncio.sleep(0.1)
+                worst = max(worst, loop.time() - before - 0.1)
+    await asyncio.to_thread(reader.join)
+
+    assert worst < 0.3
