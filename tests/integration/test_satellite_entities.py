@@ -89,7 +89,7 @@ async def test_device_entities_and_diagnostics(
     assert len(ids) == 8 + 10 + 3 + 4 + 5
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
-    assert diagnostics["entry"][CONF_PORT] == sat.port
+    assert diagnostics["entry"][CONF_PORT] == "**REDACTED**"  # where it listens
     assert diagnostics["link"]["connected"] is True
     assert diagnostics["link"]["connects"] == 1
     assert diagnostics["info"]["satellite"]["name"] == "test-satellite"
