@@ -40,8 +40,6 @@ if __package__ in {None, ""}:  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 
 from bench.barge_in_gate import equal_error_rate, gate_scores
@@ -55,7 +53,7 @@ from custom_components.voicestack.core.barge_in_policy import (
 from custom_components.voicestack.core.clock import LoopClock
 from devstack import room_presets, speech
 from devstack.room import Room
-from devstack.satellite import read_until, run_satellite, satellite
+from devstack.satellite import play_answer, read_until, run_satellite, satellite
 from voicestack_satellite import protocol
 from voicestack_satellite.capture import Capture, VoiceStart
 from voicestack_satellite.echo_path import EchoPath
@@ -86,17 +84,6 @@ def answer() -> tuple[bytes, list[tuple[str, int]]]:
     ]
 
 
-async def play(owner: AsyncTcpClient, pcm: bytes, stream: str) -> None:
-    """One answer stream, marked for barge-in."""
-    start = AudioStart(rate=16000, width=2, channels=1).event()
-    start.data.update({protocol.STREAM: stream, protocol.BARGE_IN_FIELD: True})
-    await owner.write_event(start)
-    await owner.write_event(
-        AudioChunk(rate=16000, width=2, channels=1, audio=pcm).event()
-    )
-    await owner.write_event(AudioStop().event())
-
-
 def config(voiceprint: list[float] | None) -> Event:
     """Barge-in on, with joe's voiceprint if given."""
     voices = [] if voiceprint is None else [{"person": "joe", "embedding": voiceprint}]
@@ -125,7 +112,7 @@ async def latencies(
                 core.add_sentence(token, text, samples)
             core.finish(token)
             stream = f"t{trial}"
-            await play(owner, pcm, stream)
+            await play_answer(owner, pcm, stream)
             await asyncio.sleep(2.0 + 1.5 * (trial % 3))
             voice = speech.espeak(INTRUDERS[trial % len(INTRUDERS)], voice="en-gb")
             heard = room.say_now(voice)
@@ -178,7 +165,7 @@ async def self_interruptions(
         index = 0
         while played_s < ECHO_S:
             pcm = b"".join(speech.speak(next(texts)) for _ in range(3))
-            await play(owner, pcm, f"e{index}")
+            await play_answer(owner, pcm, f"e{index}")
             index += 1
             while True:
                 event = await asyncio.wait_for(owner.read_event(), 60)

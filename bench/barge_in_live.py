@@ -25,7 +25,7 @@ import tempfile
 if __package__ in {None, ""}:  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.audio import AudioChunk
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 from wyoming.satellite import RunSatellite
@@ -33,7 +33,7 @@ from wyoming.satellite import RunSatellite
 from bench.barge_in_rooms import answer_pcm, command, heard_right
 from bench.common import header, report
 from devstack.room import Room
-from devstack.satellite import read_until, satellite
+from devstack.satellite import play_answer, read_until, satellite
 from voicestack_satellite import protocol
 
 TRIALS = 8
@@ -47,22 +47,11 @@ CONFIG = {
 }
 
 
-async def play(owner: AsyncTcpClient, pcm: bytes, stream: str) -> None:
-    """One answer stream, marked for barge-in."""
-    start = AudioStart(rate=16000, width=2, channels=1).event()
-    start.data.update({protocol.STREAM: stream, protocol.BARGE_IN_FIELD: True})
-    await owner.write_event(start)
-    await owner.write_event(
-        AudioChunk(rate=16000, width=2, channels=1, audio=pcm).event()
-    )
-    await owner.write_event(AudioStop().event())
-
-
 async def trial(owner: AsyncTcpClient, room: Room, index: int) -> tuple[str, float]:
     """One command over one answer: what whisper heard of the request, and the pause."""
     pcm = answer_pcm(index)
     stream = f"t{index}"
-    await play(owner, pcm.tobytes(), stream)
+    await play_answer(owner, pcm.tobytes(), stream)
     span = len(pcm) / 16000 - 2.6
     await asyncio.sleep(0.6 + span * ((index * 7) % 24) / 23)
     text, clip = command(index)
@@ -98,7 +87,7 @@ async def one_room(name: str) -> None:
             await owner.write_event(RunSatellite().event())
             await owner.write_event(Event(protocol.BARGE_IN_CONFIG, CONFIG))
             for warm in range(2):
-                await play(owner, answer_pcm(warm).tobytes(), f"w{warm}")
+                await play_answer(owner, answer_pcm(warm).tobytes(), f"w{warm}")
                 await read_until(owner, "played", 60)
             results = [await trial(owner, room, index) for index in range(TRIALS)]
             log = sat.log_text()

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any
 
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 from wyoming.satellite import RunSatellite
@@ -166,6 +167,17 @@ async def run_satellite(client: AsyncTcpClient, *, extensions: bool = True) -> N
         hello = Event(protocol.HELLO, {"protocol": protocol.PROTOCOL_VERSION})
         await client.write_event(hello)
     await client.write_event(RunSatellite().event())
+
+
+async def play_answer(client: AsyncTcpClient, pcm: bytes, stream: str) -> None:
+    """Send 16 kHz ``pcm`` as one voice response (``stream``), marked for barge-in."""
+    start = AudioStart(rate=16000, width=2, channels=1).event()
+    start.data.update({protocol.STREAM: stream, protocol.BARGE_IN_FIELD: True})
+    await client.write_event(start)
+    await client.write_event(
+        AudioChunk(rate=16000, width=2, channels=1, audio=pcm).event()
+    )
+    await client.write_event(AudioStop().event())
 
 
 # -- the demo home's satellite, its states live ----------------------------------------
