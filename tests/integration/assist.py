@@ -78,6 +78,22 @@ KITCHEN_LIGHT = {
     "turn_on": {"action": "input_boolean.turn_on", "target": {"entity_id": SWITCH}},
     "turn_off": {"action": "input_boolean.turn_off", "target": {"entity_id": SWITCH}},
 }
+FAN = "switch.fan"
+# A fan as a template switch: ``input_boolean.fan_power`` is its power.
+FAN_SWITCH = {
+    "name": "Fan",
+    "unique_id": "fan",
+    "default_entity_id": FAN,
+    "state": "{{ is_state('input_boolean.fan_power', 'on') }}",
+    "turn_on": {
+        "action": "input_boolean.turn_on",
+        "target": {"entity_id": "input_boolean.fan_power"},
+    },
+    "turn_off": {
+        "action": "input_boolean.turn_off",
+        "target": {"entity_id": "input_boolean.fan_power"},
+    },
+}
 # An optimistic lock: unlocking fires ``front_door_unlocked`` (record_unlocks).
 FRONT_DOOR_LOCK = {
     "name": "Front door",
