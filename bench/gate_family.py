@@ -11,14 +11,15 @@ all in the harness's ``quiet`` room.
 
 Three gates in one run, on the same embeddings:
 
-- **current** (68b2c0f): the normalized mean of the clean phrases, cosine
-  score, 0.70 threshold;
+- **current** (what ships, ``speaker_gate.py``): the normalized mean of the
+  clean phrases, the cosine against the 0.70 threshold (not sure
+  ``UNSURE_BAND`` under it, resumed like other; the s-norm explains it);
 - **s-norm** (a candidate, not shipped): the phrases also embedded over the
-  echo residual and room noise (``voiceprint/enrollment.py``), scores
+  echo residual and room noise (``bench/gate_enrollment.py``), scores
   normalized against the cohort (adaptive s-norm, ``voiceprint/calibration.py``),
   enrolled at ``SNORM_ACCEPT`` or more, not sure from ``SNORM_REJECT``;
-- **new** (``speaker_gate.py``): the same enrollment, the cosine against the
-  0.70 threshold, not sure ``UNSURE_BAND`` under it (the s-norm explains it).
+- **augmented** (a candidate, not shipped): that enrollment, the cosine
+  against 0.70.
 
 Per condition: false rejects of the enrolled voice (the gate said "other":
 the answer resumes over the user), false accepts of the others (said
@@ -44,11 +45,11 @@ import numpy as np
 
 from bench.barge_in_gate import ENROLL_PHRASES, equal_error_rate
 from bench.common import header, median, report
+from bench.gate_enrollment import augmentations, mean_voiceprint
 from bench.gate_family_audio import AUGMENTED, CONDITIONS, Embeddings, Scenes, Take
 from devstack.voices import RATES
 from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
 from voicestack_satellite.voiceprint.calibration import Cohort
-from voicestack_satellite.voiceprint.enrollment import augmentations, mean_voiceprint
 
 SNORM_ACCEPT = 4.3  # the s-norm candidate's bands, chosen on this bench
 SNORM_REJECT = 3.3
@@ -121,7 +122,7 @@ def current_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-def new_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
+def augmented_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
     """The new enrollment: each phrase's voiceprint covers noise (as the satellite's).
 
     HA's mean of the phrases' voiceprints, each the mean of the phrase's
@@ -176,24 +177,24 @@ class Tally:
 def judge(embeddings: Embeddings, cohort: Cohort) -> dict[str, dict[str, Tally]]:
     """Both gates' tallies per condition."""
     current = {name: current_voiceprint(embeddings, name) for name in ENROLLED}
-    new = {name: new_voiceprint(embeddings, name) for name in ENROLLED}
-    new_stats = {name: cohort.stats(new[name]) for name in ENROLLED}
+    augmented = {name: augmented_voiceprint(embeddings, name) for name in ENROLLED}
+    augmented_stats = {name: cohort.stats(augmented[name]) for name in ENROLLED}
     results: dict[str, dict[str, Tally]] = {}
     for condition in CONDITIONS:
-        tallies = {"current": Tally(), "s-norm": Tally(), "new": Tally()}
+        tallies = {"current": Tally(), "s-norm": Tally(), "augmented": Tally()}
         for voice, tests in trials(embeddings, condition).items():
             for test in tests:
                 test_stats = cohort.stats(test)
                 for enrolled in ENROLLED:
                     raw = float(current[enrolled] @ test)
-                    verdict = "enrolled" if raw >= CURRENT_THRESHOLD else "other"
+                    verdict = SpeakerGate.verdict_of(raw, CURRENT_THRESHOLD)
                     tallies["current"].add(enrolled, voice, raw, verdict)
-                    raw = float(new[enrolled] @ test)
-                    score = cohort.score(raw, new_stats[enrolled], test_stats)
+                    raw = float(augmented[enrolled] @ test)
+                    score = cohort.score(raw, augmented_stats[enrolled], test_stats)
                     verdict = snorm_verdict(score.normalized)
                     tallies["s-norm"].add(enrolled, voice, score.normalized, verdict)
-                    verdict = SpeakerGate.verdict_of(raw, CURRENT_THRESHOLD)
-                    tallies["new"].add(enrolled, voice, raw, verdict)
+                    verdict = "enrolled" if raw >= CURRENT_THRESHOLD else "other"
+                    tallies["augmented"].add(enrolled, voice, raw, verdict)
         results[condition] = tallies
     return results
 
@@ -238,7 +239,7 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
                 f"  {pair}: {_pct(refused)}"
             )
     report()
-    for gate in ("current", "s-norm", "new"):
+    for gate in ("current", "s-norm", "augmented"):
         report(f"goals, {gate} gate (not sure counts as not accepted, not refused):")
         for condition, goal in GOALS.items():
             accepted = results[condition][gate].share(True, "enrolled")
@@ -276,7 +277,7 @@ def main(argv: Sequence[str] = ()) -> None:
         f"{len(ENROLLED)} enrolled voices x {len(VOICES)} voices x"
         f" {len(SENTENCES)} sentences x {len(RATES)} rates; first 1.3 s;"
         f" s-norm: accept >= {SNORM_ACCEPT}, not sure >= {SNORM_REJECT};"
-        f" new: cosine >= {CURRENT_THRESHOLD}, not sure {UNSURE_BAND} under it;"
+        f" current: cosine >= {CURRENT_THRESHOLD}, not sure {UNSURE_BAND} under it;"
         f" {embeddings.embedded} embedded this run"
     )
     print_table(results)

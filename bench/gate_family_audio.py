@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.gate_enrollment import augment
 from devstack.room_air import CHUNK, ShoeboxAir
 from devstack.room_presets import RATE, preset, responses
 from devstack.voices import RATES, voice
-from voicestack_satellite.voiceprint.enrollment import augment
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "gate-family"
 GATE_WINDOW_S = 1.3

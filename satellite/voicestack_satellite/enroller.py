@@ -4,9 +4,7 @@
 phrase to read. The next speech (VAD) is recorded, from a short preroll before
 its onset to ``END_QUIET_S`` of quiet after it (or ``max_s``), embedded off the
 event loop, and answered with ``voicestack-voiceprint``: the 256-float unit
-vector and the seconds of speech, or why there is none. The vector covers the
-noise and echo the gate meets: the phrase is embedded as recorded and with
-backgrounds mixed in (``SpeakerGate.embed_enrollment``). Only the embedding
+vector and the seconds of speech, or why there is none. Only the embedding
 leaves the satellite, never the audio.
 """
 
@@ -107,7 +105,7 @@ class Enroller:
 
     async def _embed(self, enroll: Enroll, audio: np.ndarray, seconds: float) -> None:
         try:
-            embedding = await self._gate.embed_enrollment(audio)
+            embedding = await self._gate.embed(audio)
         except NoSpeechError:
             self._send(voiceprint_event(enroll.id, error="too_short"))
             return

@@ -14,10 +14,9 @@ and both go to Home Assistant with the cohort's statistics. The verdict rests on
 the raw cosine and Home Assistant's threshold: ``enrolled`` at the threshold or
 more, ``unsure`` up to ``UNSURE_BAND`` under it, ``other`` below. Measured on a
 family of synthetic voices (bench/gate_family.py), deciding on the s-norm
-accepted the user less often over the answer's echo at 0 dB (80 % against 89 %
-with the cosine, both with the noise-covering enrollment), so it explains the
-verdict but does not make it. Without the cohort file the normalized score is
-the raw one.
+accepted the user less often in every condition than the cosine, so it
+explains the verdict but does not make it. Without the cohort file the
+normalized score is the raw one.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from .voiceprint import (
     resemblyzer_weights_path,
 )
 from .voiceprint.calibration import Cohort, CohortStats, Score
-from .voiceprint.enrollment import augment, augmentations, mean_voiceprint
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -94,15 +92,6 @@ class SpeakerGate:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker, self._embed, samples)
 
-    async def embed_enrollment(self, samples: np.ndarray) -> np.ndarray:
-        """The voiceprint of one enrollment phrase, covering noise and echo.
-
-        The normalized mean of its embeddings as recorded and with each of
-        ``voiceprint.enrollment``'s backgrounds mixed in.
-        """
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._embed_enrollment, samples)
-
     async def whose(
         self,
         samples: np.ndarray,
@@ -121,11 +110,6 @@ class SpeakerGate:
         if self._encoder is None:
             self._encoder = SpeakerEncoder.from_resemblyzer()
         return self._encoder.embed_pcm(samples)
-
-    def _embed_enrollment(self, samples: np.ndarray) -> np.ndarray:
-        return mean_voiceprint(
-            [self._embed(augment(samples, name)) for name in augmentations()]
-        )
 
     def _enrolled_stats(self, voiceprints: np.ndarray) -> list[CohortStats]:
         """The cohort statistics of each voiceprint, kept while they stay the same."""

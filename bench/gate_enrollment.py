@@ -1,4 +1,4 @@
-"""Enrollment that covers what the gate meets: each phrase also in noise.
+"""A candidate enrollment (not shipped): each phrase also embedded in noise.
 
 A voiceprint made from quiet phrases only is far from the same voice heard
 over the answer's echo residual or a fan: under white noise at 10 dB the
