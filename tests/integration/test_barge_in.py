@@ -39,10 +39,9 @@ from devstack.room import Room
 from devstack.satellite import satellite
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
-from tests.integration.assist import add_voicestack, add_wyoming
+from tests.integration.assist import FAN, FAN_SWITCH, add_voicestack, add_wyoming
 
 SATELLITE = "assist_satellite.test_satellite"
-FAN = "switch.fan"
 JOE = "person.joe"
 ANSWER = (
     "Here is the news from your home tonight, room by room, as it stands."
@@ -86,7 +85,7 @@ async def set_up_house(
             "intent_script",
             {"intent_script": {"HouseReport": {"speech": {"text": ANSWER}}}},
         ),
-        ("template", {"template": [{"switch": [_fan()]}]}),
+        ("template", {"template": [{"switch": [FAN_SWITCH]}]}),
     ):
         assert await async_setup_component(hass, component, config)
     await hass.async_block_till_done()
@@ -95,17 +94,6 @@ async def set_up_house(
     stt = await add_wyoming(hass, stack, whisper.host, whisper.port)
     tts = await add_wyoming(hass, stack, piper.host, piper.port)
     return await create_preferred_pipeline(hass, stt, tts, "Barge-in test pipeline")
-
-
-def _fan() -> dict[str, object]:
-    power = {"entity_id": "input_boolean.fan_power"}
-    return {
-        "name": "Fan",
-        "unique_id": "test_fan",
-        "state": "{{ is_state('input_boolean.fan_power', 'on') }}",
-        "turn_on": {"action": "input_boolean.turn_on", "target": power},
-        "turn_off": {"action": "input_boolean.turn_off", "target": power},
-    }
 
 
 @pytest.fixture
