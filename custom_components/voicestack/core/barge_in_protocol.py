@@ -13,10 +13,10 @@ others; this module builds what Home Assistant sends and parses, with a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from wyoming.event import Event
 
@@ -175,7 +175,7 @@ def parse_voice(event: Event) -> VoiceReport:
     )
 
 
-def _explanation(data: Any) -> dict[str, Any]:
+def _explanation(data: Mapping[str, Any]) -> dict[str, Any]:
     """The calibrated gate's verdict, normalized score, closest person and cohort."""
     verdict, normalized = data.get("verdict"), data.get("normalized")
     closest, cohort = data.get("closest"), data.get("cohort", {})
@@ -219,16 +219,16 @@ def parse_voiceprint(event: Event) -> VoiceprintReport:
     return VoiceprintReport(enroll_id, embedding, float(seconds), None)
 
 
-def _stream(data: Any, kind: str) -> str:
+def _stream(data: Mapping[str, Any], kind: str) -> str:
     stream = data.get(STREAM)
     if not _is_id(stream, MAX_STREAM_ID):
         raise ValueError(f"{kind}: stream {stream!r:.80} is not a stream id")
     return stream
 
 
-def _is_id(value: object, longest: int = MAX_ENROLL_ID) -> bool:
+def _is_id(value: object, longest: int = MAX_ENROLL_ID) -> TypeGuard[str]:
     return isinstance(value, str) and 0 < len(value) <= longest and value.isprintable()
 
 
-def _is_name(value: object) -> bool:
+def _is_name(value: object) -> TypeGuard[str]:
     return _is_id(value, MAX_PERSON) and bool(str(value).strip())

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .follow_up_phrases import CLOSINGS, FALLBACK, STOP_WORDS, language_of
 from .router.normalize import FILLER, hear
@@ -158,7 +158,8 @@ class FollowUpPolicy:
         language = language_of(language)
         return cls(
             mode=_enum(FollowUpMode, mode, "mode"),
-            max_turns=int(max_turns) if whole else max_turns,  # checked on construction
+            # A fraction goes on as it came, for the check on construction to refuse.
+            max_turns=int(max_turns) if whole else cast("int", max_turns),
             memory=_enum(Memory, memory, "memory"),
             listen_s=listen_s,
             stop_words=validate_phrases(

@@ -339,8 +339,13 @@ class Speaker:
 
 async def _sleep(clock: Clock, seconds: float) -> None:
     """Sleep on ``clock`` (tests move a manual clock instead of waiting)."""
-    done = asyncio.get_running_loop().create_future()
-    timer = clock.call_later(seconds, lambda: done.done() or done.set_result(None))
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    timer = clock.call_later(seconds, wake)
     try:
         await done
     finally:

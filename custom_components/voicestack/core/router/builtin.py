@@ -269,7 +269,7 @@ class BaseFrame(Frame):
 
     # -- rule actions ------------------------------------------------------------------
 
-    def on_what_mode(self, hit: Hit) -> Outcome:
+    def on_what_mode(self, hit: Hit[BaseFrame]) -> Outcome:
         """Say the listen mode, and the frame on top if it is not this one."""
         top = self.stack.top
         if top is self:
@@ -280,15 +280,15 @@ class BaseFrame(Frame):
             )
         return Outcome(speak=speech, reason=f"{self.mode}, top {top.name}")
 
-    async def on_always_listening(self, hit: Hit) -> Outcome:
+    async def on_always_listening(self, hit: Hit[BaseFrame]) -> Outcome:
         """Switch to always-listening mode."""
         return await self.switch(ListenMode.ALWAYS_LISTENING)
 
-    async def on_wake_word_mode(self, hit: Hit) -> Outcome:
+    async def on_wake_word_mode(self, hit: Hit[BaseFrame]) -> Outcome:
         """Switch to wake-word mode."""
         return await self.switch(ListenMode.WAKE_WORD)
 
-    async def on_shortcut(self, hit: Hit) -> Outcome:
+    async def on_shortcut(self, hit: Hit[BaseFrame]) -> Outcome:
         """Run the shortcut's action at once; no agent involved."""
         action_id: str = hit.payload
         runner = self.kit.hooks.run_shortcut
@@ -304,18 +304,18 @@ class BaseFrame(Frame):
             )
         return Outcome(speak=reply, reason=f"ran {action_id}")
 
-    async def on_start(self, hit: Hit) -> Outcome:
+    async def on_start(self, hit: Hit[BaseFrame]) -> Outcome:
         """Start dictation / inventory; the rest of the utterance goes into it."""
         split: Split = hit.payload
         kind = hit.rule.name.removeprefix("start_")
         opened = await self.start(kind)
         return await self._then(opened, split.after)
 
-    async def on_switch_voice(self, hit: Hit) -> Outcome:
+    async def on_switch_voice(self, hit: Hit[BaseFrame]) -> Outcome:
         """Open the voice picker."""
         return await self.start("voice_picker")
 
-    async def on_wake(self, hit: Hit) -> Outcome:
+    async def on_wake(self, hit: Hit[BaseFrame]) -> Outcome:
         """A wake phrase (always listening): open a query; the rest goes into it.
 
         With a query already open (the phrase reached the base through its
@@ -332,7 +332,7 @@ class BaseFrame(Frame):
         self.open(self.kit.gathering("query"))
         return await self._then(Outcome(reason="woken by the wake word"), text)
 
-    async def on_agent(self, hit: Hit) -> Outcome:
+    async def on_agent(self, hit: Hit[BaseFrame]) -> Outcome:
         """Wake-word mode: the request goes to the agent (maybe after a "yes")."""
         submission = Submission(self.name, (hit.payload,), reason="wake-word request")
         return await self.kit.deliver(

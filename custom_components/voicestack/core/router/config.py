@@ -126,7 +126,10 @@ class RouterConfig:
         settings = Settings(
             vocabulary=vocabulary,
             listen_mode=ListenMode(listen_mode),
-            **timers,
+            query_silence_s=timers["query_silence_s"],
+            inventory_silence_s=timers["inventory_silence_s"],
+            confirm_timeout_s=timers["confirm_timeout_s"],
+            picker_timeout_s=timers["picker_timeout_s"],
         )
         policy = ConfirmPolicy(
             enabled=values["confirm_sensitive"], entities=frozenset(entities)

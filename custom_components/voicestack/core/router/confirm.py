@@ -132,7 +132,7 @@ class ConfirmFrame(Frame):
             ]
         )
 
-    async def on_yes_said(self, hit: Hit) -> Outcome:
+    async def on_yes_said(self, hit: Hit[ConfirmFrame]) -> Outcome:
         """Close, then run the pending action; its outcome is the answer."""
         self.stack.pop(self)
         result = self.on_yes()
@@ -144,14 +144,14 @@ class ConfirmFrame(Frame):
             speak=outcome.speak, agent_text=outcome.agent_text, reason=reason
         )
 
-    def on_no_said(self, hit: Hit) -> Outcome:
+    def on_no_said(self, hit: Hit[ConfirmFrame]) -> Outcome:
         """Close; the pending action is dropped."""
         self.stack.pop(self)
         return Outcome(
             speak=self.replies.cancelled or None, reason="declined; action discarded"
         )
 
-    def on_other(self, hit: Hit) -> Outcome:
+    def on_other(self, hit: Hit[ConfirmFrame]) -> Outcome:
         """Neither yes nor no: ask again, and wait ``timeout_s`` from now."""
         self._extend(self.stack)
         return Outcome(

@@ -49,7 +49,7 @@ class MergedExact(Rule):
         return self.table.get(heard.key)
 
 
-def _unused(hit: Hit) -> None:
+def _unused(hit: Hit[object]) -> None:
     raise AssertionError("a merged table never acts itself")
 
 

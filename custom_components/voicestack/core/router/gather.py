@@ -76,6 +76,11 @@ class GatheringFrame(Frame):
         self.replies = replies
         self.items: list[str] = []
 
+    @staticmethod
+    def build_plan(vocabulary: Vocabulary) -> Plan:
+        """The kind's rules, compiled once and shared by its frames."""
+        raise NotImplementedError
+
     def gathered(self) -> str:
         """The items as one text."""
         return " ".join(self.items)
@@ -158,16 +163,16 @@ class GatheringFrame(Frame):
 
     # -- rule actions (plans are shared, so they take the frame from the hit) ----------
 
-    def on_append(self, hit: Hit) -> Outcome:
+    def on_append(self, hit: Hit[GatheringFrame]) -> Outcome:
         """Catch-all: the utterance is content."""
         return self.append(hit.payload)
 
-    async def on_submit(self, hit: Hit) -> Outcome:
+    async def on_submit(self, hit: Hit[GatheringFrame]) -> Outcome:
         """A submit/exit/save phrase."""
         return await self.submit(f"said {hit.heard.text!r}")
 
     async def on_submit_after(
-        self, hit: Hit, wake: PhraseRule | None = None
+        self, hit: Hit[GatheringFrame], wake: PhraseRule | None = None
     ) -> Outcome:
         """An exit phrase ending an utterance: what precedes it is content.
 
@@ -182,15 +187,15 @@ class GatheringFrame(Frame):
             self.items.append(before)
         return await self.submit(f"said {split.phrase!r} at the end")
 
-    def on_discard(self, hit: Hit) -> Outcome:
+    def on_discard(self, hit: Hit[GatheringFrame]) -> Outcome:
         """Cancel / abort."""
         return self.discard(f"said {hit.heard.text!r}")
 
-    def on_read_back(self, hit: Hit) -> Outcome:
+    def on_read_back(self, hit: Hit[GatheringFrame]) -> Outcome:
         """Read back."""
         return self.read_back()
 
-    def on_undo(self, hit: Hit) -> Outcome:
+    def on_undo(self, hit: Hit[GatheringFrame]) -> Outcome:
         """Undo / scratch that."""
         return self.undo()
 
@@ -232,7 +237,9 @@ class DictationFrame(GatheringFrame):
         # Only matched, never run: finds a wake phrase in front of an exit.
         wake = PhraseRule("wake", vocabulary["base.wake"], _discard)
 
-        def exit_after(frame: GatheringFrame, hit: Hit) -> Awaitable[Outcome]:
+        def exit_after(
+            frame: GatheringFrame, hit: Hit[GatheringFrame]
+        ) -> Awaitable[Outcome]:
             return frame.on_submit_after(hit, wake)
 
         return Plan(

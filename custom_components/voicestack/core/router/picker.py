@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import logging
+from typing import cast
 
 from .frames import Frame, Plan
 from .hooks import Voice, VoiceSetter
@@ -101,10 +102,12 @@ class VoicePickerFrame(Frame):
         names = [voice.name for voice in self.voices[:_SPOKEN_VOICES]]
         return self.replies.pick_voice.format(voices=_spoken_list(names))
 
-    async def on_choose(self, hit: Hit) -> Outcome:
+    async def on_choose(self, hit: Hit[VoicePickerFrame]) -> Outcome:
         """A voice was named: set it, close, confirm (in the new voice)."""
-        voice: Voice = (
-            hit.payload.value if isinstance(hit.payload, Split) else hit.payload
+        # The plan's alias tables map every spoken name to its Voice.
+        voice = cast(
+            "Voice",
+            hit.payload.value if isinstance(hit.payload, Split) else hit.payload,
         )
         self.stack.pop(self)
         if self.set_voice is not None:
@@ -121,12 +124,12 @@ class VoicePickerFrame(Frame):
             reason=f"voice set to {voice.voice_id}",
         )
 
-    def on_cancel(self, hit: Hit) -> Outcome:
+    def on_cancel(self, hit: Hit[VoicePickerFrame]) -> Outcome:
         """Keep the current voice."""
         self.stack.pop(self)
         return Outcome(speak=self.replies.voice_kept or None, reason="voice unchanged")
 
-    def on_other(self, hit: Hit) -> Outcome:
+    def on_other(self, hit: Hit[VoicePickerFrame]) -> Outcome:
         """Not a voice name: ask again."""
         return Outcome(
             speak=self.replies.say_a_voice or None, reason="not a voice name"

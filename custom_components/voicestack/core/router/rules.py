@@ -206,7 +206,7 @@ class Rule:
         """``match`` for async rules (the router calls this when ``is_async``)."""
         return self.match(heard)
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """The reason part of an explanation (what matched)."""
         return self.name
 
@@ -250,7 +250,7 @@ class ExactRule(Rule):
         """A dict lookup."""
         return self.table.get(heard.key)
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """Which phrase."""
         return f"exact phrase '{hit.heard.key}'"
 
@@ -295,7 +295,7 @@ class PhraseRule(Rule):
                 return Split(phrase, value, heard.before(index), heard.after(last))
         return None
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """Which phrase, where."""
         where = "anywhere" if self.at == "anywhere" else f"at the {self.at}"
         return f"phrase '{hit.payload.phrase}' {where}"
@@ -332,7 +332,7 @@ class RegexRule(Rule):
         """One compiled match."""
         return self._find(heard.text if self._on_text else heard.key)
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """Which pattern."""
         return f"pattern '{self.pattern.pattern}'"
 
@@ -346,7 +346,7 @@ class CatchAllRule(Rule):
         """Never noise, filler or an empty transcript."""
         return heard.text if heard.real else None
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """Catch-all."""
         return "catch-all (real words)"
 
@@ -502,12 +502,12 @@ class ClassifierRule(Rule):
         ]
         return named[0] if len(named) == 1 else None
 
-    def _act(self, hit: Hit) -> ActionResult | Awaitable[ActionResult]:
+    def _act(self, hit: Hit[Any]) -> ActionResult | Awaitable[ActionResult]:
         action = self.labels[hit.payload.label]
         assert action is not None  # amatch never returns a label without one
         return action(hit)
 
-    def why(self, hit: Hit) -> str:
+    def why(self, hit: Hit[Any]) -> str:
         """The label and how it was reached (answered, timeout, fallback)."""
         return f"classified as '{hit.payload.label}' ({hit.payload.why})"
 
@@ -545,7 +545,7 @@ def phrase_rules(
 
 
 def _with_payload(action: Action, value: object) -> Action:
-    def valued(hit: Hit) -> ActionResult | Awaitable[ActionResult]:
+    def valued(hit: Hit[Any]) -> ActionResult | Awaitable[ActionResult]:
         return action(replace(hit, payload=value))
 
     return valued

@@ -102,7 +102,7 @@ class Decision:
         )
 
 
-type _Found = tuple[Frame, Rule, Hit, Outcome]
+type _Found = tuple[Frame, Rule, Hit[Frame], Outcome]
 
 
 class FrameStack:
@@ -328,7 +328,7 @@ class FrameStack:
         try:
             result = call()
             if result is not None and not isinstance(result, Outcome):
-                result = await cast("Awaitable[ActionResult]", result)
+                result = await result
         except Exception as err:
             _LOGGER.exception("%s: %s failed", self.name, what)
             return Outcome(reason=f"failed: {err!r}")
@@ -444,7 +444,7 @@ def _declined(frame: Frame, level: int) -> str:
     return "no rule matched" + (" (exclusive)" if frame.exclusive else "")
 
 
-def _reason(rule: Rule, hit: Hit, outcome: Outcome) -> str:
+def _reason(rule: Rule, hit: Hit[Frame], outcome: Outcome) -> str:
     """What matched, then what the action says it did."""
     why = rule.why(hit)
     return f"{why}; {outcome.reason}" if outcome.reason else why
