@@ -45,6 +45,8 @@ async def async_get_config_entry_diagnostics(
         },
         "muted": hub.muted,
         "assist_in_progress": hub.assist_in_progress,
+        # Requests in which nothing was asked, since Home Assistant started.
+        "empty_transcripts": hub.empty_transcripts,
         "speaker": {
             "busy": hub.speaker.busy,
             "last_playback": asdict(playback) if playback else None,

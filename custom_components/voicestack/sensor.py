@@ -42,16 +42,21 @@ def _when(snapshot: MetricsSnapshot) -> datetime | None:
     return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
-COUNTER = {
-    "state_class": SensorStateClass.TOTAL_INCREASING,
+# Counters and latencies are for looking into a problem, not for acting on: off
+# until a user enables them, so a satellite adds only the entities people use.
+# Every figure is in the entry's diagnostics either way (the announcements' also
+# in /api/voicestack/metrics).
+DIAGNOSTIC = {
     "entity_category": EntityCategory.DIAGNOSTIC,
+    "entity_registry_enabled_default": False,
 }
+COUNTER = {"state_class": SensorStateClass.TOTAL_INCREASING, **DIAGNOSTIC}
 LATENCY = {
     "device_class": SensorDeviceClass.DURATION,
     "native_unit_of_measurement": UnitOfTime.SECONDS,
     "state_class": SensorStateClass.MEASUREMENT,
     "suggested_display_precision": 2,
-    "entity_category": EntityCategory.DIAGNOSTIC,
+    **DIAGNOSTIC,
 }
 METRICS: tuple[MetricDescription, ...] = (
     MetricDescription(

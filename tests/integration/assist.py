@@ -183,8 +183,14 @@ async def add_voicestack(
     sat: RunningSatellite,
     *,
     options: dict[str, Any] | None = None,
+    enable: dict[str, str] | None = None,
 ) -> MockConfigEntry:
-    """A VoiceStack entry for ``sat`` (with ``options``), unloaded with ``stack``."""
+    """A VoiceStack entry for ``sat`` (with ``options``), unloaded with ``stack``.
+
+    ``enable`` maps entity ids to their description keys: entities disabled by
+    default that the test reads, enabled in the entity registry before setup as
+    a user would enable them.
+    """
     entry = MockConfigEntry(
         domain=DOMAIN,
         title="test-satellite",
@@ -193,6 +199,17 @@ async def add_voicestack(
         options=options or {},
     )
     entry.add_to_hass(hass)
+    registry = er.async_get(hass)
+    for entity_id, key in (enable or {}).items():
+        platform, object_id = entity_id.split(".")
+        registry.async_get_or_create(
+            platform,
+            DOMAIN,
+            f"{entry.unique_id}-{key}",
+            config_entry=entry,
+            suggested_object_id=object_id,
+            disabled_by=None,
+        )
     assert await hass.config_entries.async_setup(entry.entry_id)
 
     async def unload() -> None:

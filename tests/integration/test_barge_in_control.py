@@ -42,6 +42,7 @@ from tests.integration.assist import add_voicestack
 ANSWER = "The first sentence is here. Then a second one follows. And that is all."
 ALICE = "person.alice"
 EXTENSIONS = tuple(protocol.PEER_EVENTS)
+RESUMES = "sensor.fake_barge_in_resumes"  # disabled by default: enabled here
 
 
 @dataclass
@@ -59,7 +60,12 @@ async def home(hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack) -
     peer = await stack.enter_async_context(
         FakeSatellite(extensions=EXTENSIONS, voiceprint=True, auto_played=False)
     )
-    entry = await add_voicestack(hass, stack, peer)  # type: ignore[arg-type]
+    entry = await add_voicestack(
+        hass,
+        stack,
+        peer,  # type: ignore[arg-type]
+        enable={RESUMES: "barge_in_resumes"},
+    )
     await wait_for(lambda: peer.running, 10, "run-satellite")
     records: list[Event] = []
 
@@ -147,7 +153,7 @@ async def test_another_voice_resumes_the_answer_at_the_interrupted_sentence(
     }
     assert home.records[1].data["entity_id"] == "assist_satellite.fake"
     assert home.runtime.barge_in.counters["resumes"] == 1
-    assert hass.states.get("sensor.fake_barge_in_resumes").state == "1"
+    assert hass.states.get(RESUMES).state == "1"
 
 
 async def test_the_enrolled_voice_stops_the_answer_and_is_asked_for(

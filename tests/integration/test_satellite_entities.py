@@ -87,6 +87,29 @@ async def test_device_entities_and_diagnostics(
     } <= ids
     # and the other announcement metrics and barge-in counters
     assert len(ids) == 8 + 10 + 3 + 4 + 5
+    # What a user acts on is enabled; counters and latencies wait until enabled
+    # (docs/integration.md counts them).
+    enabled = {e.entity_id for e in entities if e.disabled_by is None}
+    assert enabled == {
+        SATELLITE,
+        CONNECTED,
+        "select.test_satellite_assistant",
+        "select.test_satellite_finished_speaking_detection",
+        "select.test_satellite_voice_mode",
+        MUTE,
+        "switch.test_satellite_record_requests",
+        "switch.test_satellite_barge_in",
+        "switch.test_satellite_speaker_gate",
+        "switch.test_satellite_echo_cancellation",
+        "number.test_satellite_barge_in_minimum_speech",
+        "sensor.test_satellite_announcements_queued",
+        "sensor.test_satellite_last_announcement",
+        "sensor.test_satellite_gathered_text",
+        "sensor.test_satellite_deferred_queue",
+        "sensor.test_satellite_follow_up",
+    }
+    disabled = [e.disabled_by for e in entities if e.disabled_by is not None]
+    assert disabled == [er.RegistryEntryDisabler.INTEGRATION] * 14
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == "**REDACTED**"  # where it listens
@@ -95,6 +118,7 @@ async def test_device_entities_and_diagnostics(
     assert diagnostics["info"]["satellite"]["name"] == "test-satellite"
     assert "voicestack-flush" in diagnostics["voicestack"]["accepts"]
     assert diagnostics["announcements"]["received"] == 0
+    assert diagnostics["empty_transcripts"] == 0
     assert diagnostics["modes"]["mode"] == "wake_word"
     assert diagnostics["modes"]["stack"] == ["base"]
     assert diagnostics["modes"]["deferred_queue"] == 0

@@ -69,6 +69,8 @@ pytestmark = pytest.mark.e2e
 COMMAND = "Turn on the kitchen lights."
 RUN_TIMEOUT_S = 30.0
 SATELLITE = "assist_satellite.test_satellite"
+# A diagnostic counter, disabled by default: the test that reads it enables it.
+EMPTY_TRANSCRIPTS = "sensor.test_satellite_empty_transcripts"
 
 
 async def test_a_spoken_command_switches_the_light_and_is_answered(
@@ -346,10 +348,12 @@ async def test_an_empty_transcript_is_an_event_and_a_count(
         sat = await stack.enter_async_context(
             satellite(tmp_path, "--mic-file", str(mic))
         )
-        await add_voicestack(hass, stack, sat)
+        await add_voicestack(
+            hass, stack, sat, enable={EMPTY_TRANSCRIPTS: "empty_transcripts"}
+        )
         await wait_for(lambda: len(utterances) == 2, RUN_TIMEOUT_S, "two requests")
         await hass.async_block_till_done()
-        count = hass.states.get("sensor.test_satellite_empty_transcripts")
+        count = hass.states.get(EMPTY_TRANSCRIPTS)
 
     assert [(u.data["text"], u.data["outcome"]) for u in utterances] == [
         ("[BLANK_AUDIO]", "empty"),
