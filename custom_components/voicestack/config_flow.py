@@ -143,7 +143,6 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
             return self.async_create_entry(
                 title=self._name, data={CONF_HOST: self._host, CONF_PORT: self._port}
             )
-        self._set_confirm_only()
         return self.async_show_form(
             step_id="zeroconf_confirm",
             description_placeholders={

@@ -43,7 +43,6 @@ PROTECTED_API = frozenset(
         "_async_handle_discovery_without_unique_id",
         "_get_reauth_entry",
         "_get_reconfigure_entry",
-        "_set_confirm_only",
     ]
 )
 
