@@ -41,7 +41,9 @@ _FIELD_OF_CODE: Final = {
 }
 
 
-def _select(options: type[FollowUpMode] | type[Memory], key: str) -> selector.Selector:
+def _select(
+    options: type[FollowUpMode] | type[Memory], key: str
+) -> selector.SelectSelector:
     return selector.SelectSelector(
         selector.SelectSelectorConfig(
             options=[option.value for option in options],

@@ -12,7 +12,7 @@ answer?" has one as well (``log_empty_request``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from homeassistant.components.logbook import (
@@ -72,7 +72,7 @@ def log_empty_request(hass: HomeAssistant, entity_id: str, reason: str) -> None:
     async_log_entry(hass, NAME, message, DOMAIN, entity_id)
 
 
-def describe_barge_in(data: dict[str, Any]) -> str:
+def describe_barge_in(data: Mapping[str, Any]) -> str:
     """One barge-in record: what happened to the answer, where, and why."""
     what = BARGE_IN_KINDS.get(data.get("kind", ""), str(data.get("kind")))
     if (sentence := data.get("sentence")) is not None:
@@ -86,7 +86,7 @@ def describe_barge_in(data: dict[str, Any]) -> str:
     return f"{what}: {why}"
 
 
-def describe_turn(data: dict[str, Any]) -> str:
+def describe_turn(data: Mapping[str, Any]) -> str:
     """One turn: what was said, where it went, what happens next."""
     said = f"“{data.get('text') or ''}”"
     if data.get("frame") is None:
@@ -103,7 +103,7 @@ def describe_turn(data: dict[str, Any]) -> str:
     return f"turn {data['turn']} of {data['max_turns']}: {said} {went}, {next_step}"
 
 
-def describe_session_end(data: dict[str, Any]) -> str:
+def describe_session_end(data: Mapping[str, Any]) -> str:
     """Why a session ended, after how many turns."""
     reason = END_REASONS.get(data.get("reason", ""), str(data.get("reason")))
     turns = data.get("turns", 0)
@@ -118,7 +118,7 @@ def async_describe_events(
     """Describe the follow-up and barge-in events."""
 
     def entry(
-        describe: Callable[[dict[str, Any]], str],
+        describe: Callable[[Mapping[str, Any]], str],
     ) -> Callable[[Event], dict[str, str]]:
         @callback
         def logbook_entry(event: Event) -> dict[str, str]:

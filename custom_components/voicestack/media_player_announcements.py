@@ -109,9 +109,9 @@ class MediaPlayerAnnouncements:
         language = pipeline.tts_language
         if language not in (instance.supported_languages or ()):
             language = None
-        voices = instance.async_get_supported_voices(
-            language or instance.default_language
-        )
+        # A legacy provider may have no default language: then it offers no voices.
+        listed = language or instance.default_language
+        voices = instance.async_get_supported_voices(listed) if listed else None
         if options.get(tts.ATTR_VOICE) not in {v.voice_id for v in voices or ()}:
             options.pop(tts.ATTR_VOICE, None)
         return Voice(engine, language, options)

@@ -13,7 +13,7 @@ router's explanation.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from homeassistant.const import ATTR_ENTITY_ID
@@ -109,7 +109,7 @@ def async_setup_mode_actions(hass: HomeAssistant) -> None:
 
 def _handler(
     hass: HomeAssistant, request: Request
-) -> Callable[[ServiceCall], Awaitable[ServiceResponse]]:
+) -> Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]:
     async def handle(call: ServiceCall) -> ServiceResponse:
         results: dict[str, Any] = {}
         for runtime in runtimes_for_entities(hass, call.data[ATTR_ENTITY_ID]):

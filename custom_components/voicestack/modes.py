@@ -261,7 +261,11 @@ class VoiceModes:
         )
         if engine is None:
             return ()
-        voices = engine.async_get_supported_voices(pipeline.tts_language) or []
+        # A legacy provider may have no default language: then it offers no voices.
+        language = pipeline.tts_language or engine.default_language
+        voices = (
+            engine.async_get_supported_voices(language) if language else None
+        ) or []
         current = self.hub.tts_voice or pipeline.tts_voice
         return [
             Voice(voice.voice_id, voice.name)

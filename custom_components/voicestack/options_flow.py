@@ -93,7 +93,9 @@ _NOTES_REFUSALS: Final = {
 }
 
 
-def _field_selector(name: str, value: Any) -> selector.Selector:
+def _field_selector(
+    name: str, value: Any
+) -> selector.TextSelector | selector.NumberSelector:
     if isinstance(value, str):
         return selector.TextSelector(selector.TextSelectorConfig(multiline=False))
     return selector.NumberSelector(

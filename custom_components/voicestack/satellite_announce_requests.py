@@ -17,7 +17,7 @@ counted in ``rejected``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from homeassistant.const import ATTR_ENTITY_ID
 from homeassistant.core import HomeAssistant, callback
@@ -88,7 +88,10 @@ class SatelliteAnnounceRequests:
             self._reject(request.id, _describe(err))
             return
         self.accepted += 1
-        receipts = (response or {}).get("announcements") or []
+        # Our own announce action answers with its receipts (announcements.py).
+        receipts = cast(
+            "list[dict[str, Any]]", (response or {}).get("announcements") or []
+        )
         _LOGGER.info(
             "%s: local announcement %s from %s: %s",
             self._name,

@@ -65,9 +65,9 @@ class VadSelect(VoiceStackSettingEntity, VadSensitivitySelect):
         self._tell_satellite()
 
     def _tell_satellite(self) -> None:
-        self.hub.send_hello(
-            vad.VadSensitivity.to_seconds(vad.VadSensitivity(self.current_option))
-        )
+        # Home Assistant's select starts at the default and never goes back to None.
+        option = self.current_option or vad.VadSensitivity.DEFAULT
+        self.hub.send_hello(vad.VadSensitivity.to_seconds(option))
 
 
 class ModeSelect(VoiceStackEntity, SelectEntity):

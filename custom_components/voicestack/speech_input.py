@@ -20,15 +20,6 @@ from homeassistant.exceptions import HomeAssistantError
 
 from .const import DOMAIN
 
-# What satellites send (RequestAudio's format): 16 kHz, 16-bit, mono PCM.
-METADATA_FORMAT = {
-    "format": stt.AudioFormats.WAV,
-    "codec": stt.AudioCodecs.PCM,
-    "bit_rate": stt.AudioBitRates.BITRATE_16,
-    "sample_rate": stt.AudioSampleRates.SAMPLERATE_16000,
-    "channel": stt.AudioChannels.CHANNEL_MONO,
-}
-
 
 async def transcribe(
     hass: HomeAssistant, pipeline: Pipeline, audio: AsyncIterable[bytes]
@@ -48,8 +39,14 @@ async def transcribe(
             translation_key="no_stt_engine",
             translation_placeholders={"pipeline": pipeline.name},
         )
+    # What satellites send (RequestAudio's format): 16 kHz, 16-bit, mono PCM.
     metadata = stt.SpeechMetadata(
-        language=pipeline.stt_language or pipeline.language, **METADATA_FORMAT
+        language=pipeline.stt_language or pipeline.language,
+        format=stt.AudioFormats.WAV,
+        codec=stt.AudioCodecs.PCM,
+        bit_rate=stt.AudioBitRates.BITRATE_16,
+        sample_rate=stt.AudioSampleRates.SAMPLERATE_16000,
+        channel=stt.AudioChannels.CHANNEL_MONO,
     )
     if isinstance(engine, stt.SpeechToTextEntity):
         result = await engine.internal_async_process_audio_stream(metadata, audio)
