@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from homeassistant.components.sensor import (
     SensorDeviceClass,
@@ -42,16 +43,27 @@ def _when(snapshot: MetricsSnapshot) -> datetime | None:
     return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
+class _Kind(TypedDict, total=False):
+    """What a kind of sensor (counter, latency) sets in its descriptions."""
+
+    device_class: SensorDeviceClass
+    entity_category: EntityCategory
+    entity_registry_enabled_default: bool
+    native_unit_of_measurement: str
+    state_class: SensorStateClass
+    suggested_display_precision: int
+
+
 # Counters and latencies are for looking into a problem, not for acting on: off
 # until a user enables them, so a satellite adds only the entities people use.
 # Every figure is in the entry's diagnostics either way (the announcements' also
 # in /api/voicestack/metrics).
-DIAGNOSTIC = {
+DIAGNOSTIC: _Kind = {
     "entity_category": EntityCategory.DIAGNOSTIC,
     "entity_registry_enabled_default": False,
 }
-COUNTER = {"state_class": SensorStateClass.TOTAL_INCREASING, **DIAGNOSTIC}
-LATENCY = {
+COUNTER: _Kind = {"state_class": SensorStateClass.TOTAL_INCREASING, **DIAGNOSTIC}
+LATENCY: _Kind = {
     "device_class": SensorDeviceClass.DURATION,
     "native_unit_of_measurement": UnitOfTime.SECONDS,
     "state_class": SensorStateClass.MEASUREMENT,
