@@ -17,7 +17,7 @@ import contextlib
 from dataclasses import dataclass
 import logging
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import aiohttp
 
@@ -200,10 +200,10 @@ class VoiceClient:
         assert self._task is not None
         deadline, handle = timer(self._clock, deadline_s)
         idle = asyncio.ensure_future(self._dispatch.idle.wait())
+        # Only which one ends first matters here, not what any of them returns.
+        waiting: set[asyncio.Future[Any]] = {deadline, idle, self._task}
         try:
-            await asyncio.wait(
-                {deadline, idle, self._task}, return_when=asyncio.FIRST_COMPLETED
-            )
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             handle.cancel()
             idle.cancel()
