@@ -1,0 +1,1 @@
+"""Tests of the release tooling (scripts/version, scripts/release), run on the host."""
