@@ -98,9 +98,9 @@ def _peer_pid(writer: asyncio.StreamWriter) -> int | None:
     if sock is None or peercred is None:
         return None
     try:
-        pid, _uid, _gid = struct.unpack(
+        credentials: tuple[int, int, int] = struct.unpack(
             "3i", sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
         )
     except OSError:
         return None
-    return pid
+    return credentials[0]  # pid, uid, gid

@@ -157,10 +157,8 @@ class BargeIn:
             self._voiced, self._quiet = self._voiced + 1, 0
         else:
             self._quiet += 1
-        if self.phase is Phase.WAITING:
-            self._check_waiting(at)
-            if self.phase is not Phase.WAITING:
-                return
+        if self.phase is Phase.WAITING and not self._check_waiting(at):
+            return
         if self.phase is Phase.HOLD:
             if self._quiet >= windows(HOLD_QUIET_S):
                 self.phase = Phase.WATCH
@@ -207,13 +205,15 @@ class BargeIn:
         self.phase = Phase.WAITING
         _LOGGER.info("Barge-in: speech over stream %s (played %d)", owner_id, played)
 
-    def _check_waiting(self, at: int) -> None:
+    def _check_waiting(self, at: int) -> bool:
+        """Whether the barge-in still waits (a verdict or giving up may end it)."""
         assert self._onset is not None
         if at - self._onset >= GATE_WINDOW_S * RATE:
             self._submit_verdict()
         if at - self._since >= GIVE_UP_S * RATE:
             _LOGGER.warning("No answer to the barge-in in %s s: flushing", GIVE_UP_S)
             self.abandon(resume=False)
+        return self.phase is Phase.WAITING
 
     def _submit_verdict(self) -> None:
         """Embed the speech so far (once per barge-in) if anyone is enrolled."""

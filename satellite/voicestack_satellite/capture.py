@@ -104,7 +104,8 @@ class Capture:
     def for_gate(self, seconds: float) -> np.ndarray:
         """``seconds`` from the onset, echo handled."""
         skip = self._onset - self.start
-        return np.concatenate(self._cleaned)[skip : skip + round(seconds * RATE)]
+        cleaned: np.ndarray = np.concatenate(self._cleaned)
+        return cleaned[skip : skip + round(seconds * RATE)]
 
     def for_request(self) -> np.ndarray:
         """Everything captured: echo handled before the onset, as said from it."""

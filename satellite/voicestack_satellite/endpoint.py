@@ -37,7 +37,8 @@ def window_levels(samples: np.ndarray) -> np.ndarray:
     """RMS of each whole 30 ms window."""
     whole = len(samples) // WINDOW * WINDOW
     windows = samples[:whole].astype(np.float64).reshape(-1, WINDOW)
-    return np.sqrt(np.mean(windows * windows, axis=1))
+    levels: np.ndarray = np.sqrt(np.mean(windows * windows, axis=1))
+    return levels
 
 
 class Endpointer:

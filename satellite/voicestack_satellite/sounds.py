@@ -53,4 +53,5 @@ class Sounds:
 
     def get(self, kind: str) -> np.ndarray | None:
         """The samples of ``kind`` (one of ``KINDS``)."""
-        return getattr(self, kind)
+        samples: np.ndarray | None = getattr(self, kind)
+        return samples

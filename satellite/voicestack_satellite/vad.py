@@ -62,4 +62,7 @@ def _new_vad() -> Callable[[bytes], float]:
     the C++ class's ``Process10ms``. Same 10 ms in, probability out.
     """
     vad = MicroVad()
-    return getattr(vad, "process_10ms", None) or vad.Process10ms
+    process: Callable[[bytes], float] = (
+        getattr(vad, "process_10ms", None) or vad.Process10ms
+    )
+    return process

@@ -157,7 +157,8 @@ class SpeakerEncoder:
         for layer in self._layers:
             x = _lstm_layer(x, layer)
         raw = np.maximum(x[:, -1] @ self._linear_w.T + self._linear_b, 0)
-        return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+        embeddings: np.ndarray = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+        return embeddings
 
 
 def _lstm_layer(x: np.ndarray, layer: _Layer) -> np.ndarray:
@@ -198,7 +199,8 @@ def _lstm_layer(x: np.ndarray, layer: _Layer) -> np.ndarray:
 
 
 def _normalize(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v)
+    unit: np.ndarray = v / np.linalg.norm(v)
+    return unit
 
 
 def partial_slices(n_samples: int) -> list[slice]:

@@ -46,7 +46,8 @@ def normalize_volume(wav: np.ndarray, target_dbfs: float) -> np.ndarray:
     change = target_dbfs - 20 * np.log10(rms / INT16_MAX)
     if change < 0:
         return wav
-    return wav * (10 ** (change / 20))
+    louder: np.ndarray = wav * (10 ** (change / 20))
+    return louder
 
 
 def trim_long_silences(wav: np.ndarray) -> np.ndarray:
@@ -69,7 +70,8 @@ def trim_long_silences(wav: np.ndarray) -> np.ndarray:
     )
     mask = np.round(_moving_average(flags, VAD_AVERAGE_WIDTH)).astype(bool)
     mask = _dilate(mask, VAD_MAX_SILENCE // 2)
-    return wav[np.repeat(mask, VAD_WINDOW)]
+    voiced: np.ndarray = wav[np.repeat(mask, VAD_WINDOW)]
+    return voiced
 
 
 def _webrtc_vad() -> Any:
@@ -121,7 +123,8 @@ def mel_spectrogram(wav: np.ndarray) -> np.ndarray:
     # librosa windows in float64 and stores the spectrum as complex64 for float32 input.
     spectrum = np.fft.rfft(frames * _hann_window(), axis=1).astype(np.complex64)
     power = np.abs(spectrum) ** 2
-    return (power @ mel_filterbank().T).astype(np.float32)
+    mels: np.ndarray = (power @ mel_filterbank().T).astype(np.float32)
+    return mels
 
 
 @cache

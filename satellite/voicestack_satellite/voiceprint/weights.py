@@ -148,7 +148,8 @@ def read_legacy_checkpoint(path: Path) -> dict[str, Any]:
         storages = _read_storages(
             file, keys, {t.storage.key: t.storage for t in tensors}
         )
-    return _replace_tensors(root, storages)
+    state: dict[str, Any] = _replace_tensors(root, storages)  # a state dict
+    return state
 
 
 def _load(file: IO[bytes], tensors: list[_LazyTensor] | None = None) -> Any:
