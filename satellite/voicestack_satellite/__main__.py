@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 
+from . import compat
 from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
 from .connections import ConnectionLimit
@@ -16,16 +17,19 @@ from .discovery import announce_in_background, withdraw
 from .echo_cancel import EchoCancelError
 from .echo_path import EchoPath, echo_cancel_available
 from .enhance import EnhanceError, MicEnhancer
+from .event_hooks import EventHooks
 from .hooks import EventCommand
 from .mic import CommandMic, FileMic, StdinMic
+from .mic_format import MicFormat
 from .mic_loop import MicLoopError, run_mic_loop
 from .peer import Peer
 from .player import Player
+from .remote_wake import RemoteWake
 from .satellite import SatelliteCoordinator
 from .settings import Settings, SettingsError, load
 from .sinks import CommandSink, FileSink, Sink
 from .sounds import Sounds
-from .wake import WakeDetector, WakeWordError, parse_spec
+from .wake import Wake, WakeDetector, WakeWordError, WakeWordSpec, parse_spec
 from .wire import MAX_HEADER_BYTES
 
 SHUTDOWN_S = 2.0  # SIGTERM to exit, at most, whatever the clients do
@@ -36,9 +40,14 @@ def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run until SIGTERM/SIGINT."""
     try:
         settings = load(argv)
-        specs = [
-            parse_spec(word, settings.wake_threshold) for word in settings.wake_words
-        ]
+        specs = (
+            []  # the service's names are its own
+            if settings.wake_uri
+            else [
+                parse_spec(word, settings.wake_threshold)
+                for word in settings.wake_words
+            ]
+        )
         mic = _make_mic(settings)
         sounds = Sounds.load(
             awake=settings.awake_sound,
@@ -60,11 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         level=logging.DEBUG if settings.debug else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    wake = WakeDetector(
-        specs,
-        trigger_level=settings.wake_trigger_level,
-        refractory_samples=round(settings.wake_refractory_s * 16000),
-    )
+    wake = _make_wake(settings, specs)
     try:
         code = asyncio.run(_run(settings, mic, wake, sounds, (echo, enhancer)))
     except AnnounceSocketError as err:
@@ -80,12 +85,35 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _make_wake(settings: Settings, specs: list[WakeWordSpec]) -> Wake:
+    """The in-process openWakeWord, or the ``--wake-uri`` service."""
+    refractory = round(settings.wake_refractory_s * 16000)
+    if settings.wake_uri is None:
+        return WakeDetector(
+            specs,
+            trigger_level=settings.wake_trigger_level,
+            refractory_samples=refractory,
+        )
+    return RemoteWake(
+        compat.parse_tcp_uri(settings.wake_uri, "wake-uri"),
+        settings.wake_word_names or settings.wake_words,
+        refractory_samples=refractory,
+        write_timeout_s=settings.write_timeout_s,
+    )
+
+
 def _make_mic(settings: Settings) -> FileMic | CommandMic | StdinMic:
     if settings.mic_file is not None:
         return FileMic(settings.mic_file, settings.mic_volume)
+    fmt = MicFormat(
+        settings.mic_rate,
+        settings.mic_width,
+        settings.mic_channels,
+        settings.mic_channel,
+    )
     if settings.mic_command is not None:
-        return CommandMic(settings.mic_command, settings.mic_volume)
-    return StdinMic(settings.mic_volume)
+        return CommandMic(settings.mic_command, settings.mic_volume, fmt)
+    return StdinMic(settings.mic_volume, fmt)
 
 
 def _make_mic_processing(settings: Settings) -> tuple[EchoPath, MicEnhancer | None]:
@@ -109,13 +137,13 @@ def _make_sink(settings: Settings) -> Sink:
     if settings.snd_file is not None:
         return FileSink(settings.snd_file, settings.snd_rate)
     assert settings.snd_command is not None
-    return CommandSink(settings.snd_command)
+    return CommandSink(settings.snd_command, settings.snd_width, settings.snd_channels)
 
 
 async def _run(
     settings: Settings,
     mic: FileMic | CommandMic | StdinMic,
-    wake: WakeDetector,
+    wake: Wake,
     sounds: Sounds,
     processing: tuple[EchoPath, MicEnhancer | None],
 ) -> int:
@@ -141,9 +169,12 @@ async def _run(
     )
 
     connections = ConnectionLimit(settings.max_connections)
+    events = _event_hooks(settings, coordinator)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer(reader, writer, write_timeout_s=settings.write_timeout_s)
+        if events is not None:
+            peer.observer = events.observe
         if not connections.admit(peer):
             return
         try:
@@ -181,6 +212,10 @@ async def _run(
         else None
     )
     player.start()
+    if isinstance(wake, RemoteWake):
+        wake.start()
+    if events is not None:
+        events.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -217,9 +252,29 @@ async def _run(
     await player.close()
     if hooks is not None:
         await hooks.close()
+    if events is not None:
+        await events.close()
+    if isinstance(wake, RemoteWake):
+        await wake.aclose()
     if announcing is not None:
         await withdraw(announcing)
     return code
+
+
+def _event_hooks(
+    settings: Settings, coordinator: SatelliteCoordinator
+) -> EventHooks | None:
+    """wyoming-satellite's per-event commands and ``--event-uri``, if any is set."""
+    if not settings.event_hooks and settings.event_uri is None:
+        return None
+    return EventHooks(
+        settings.event_hooks,
+        None
+        if settings.event_uri is None
+        else compat.parse_tcp_uri(settings.event_uri, "event-uri"),
+        lambda: coordinator.session.owner,
+        write_timeout_s=settings.write_timeout_s,
+    )
 
 
 if __name__ == "__main__":

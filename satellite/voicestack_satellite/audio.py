@@ -58,6 +58,17 @@ def to_mono_int16(
     return np.clip(np.rint(mono), -32768, 32767).astype(np.int16)
 
 
+def from_mono_int16(samples: np.ndarray, width: int, channels: int) -> bytes:
+    """Mono int16 -> interleaved PCM of ``width`` bytes, the same on every channel."""
+    if width == 1:
+        values: np.ndarray = ((samples.astype(np.int32) >> 8) + 128).astype(np.uint8)
+    elif width == 4:
+        values = samples.astype(np.int32) << 16
+    else:
+        values = samples
+    return np.repeat(values, channels).tobytes()
+
+
 def resample(samples: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
     """Band-limited resampling of a whole int16 signal (FFT method).
 

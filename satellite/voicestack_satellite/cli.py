@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import __version__
+from . import __version__, compat
 from .connections import NON_OWNER_MAX_PAYLOAD
 from .peer import MAX_QUEUED_BYTES
 
@@ -260,4 +260,5 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--debug", action="store_true", default=None, help="log debug messages")
     add("--version", action="version", version=__version__)
+    compat.add_arguments(parser)
     return parser

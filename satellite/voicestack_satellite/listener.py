@@ -25,7 +25,7 @@ from .preroll import PrerollBuffer
 from .request import Ending, Request
 from .settings import Settings
 from .vad import SpeechDetector
-from .wake import WakeDetector
+from .wake import Wake
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class Listener:
     def __init__(
         self,
         settings: Settings,
-        wake: WakeDetector,
+        wake: Wake,
         player: Player,
         feedback: Feedback,
     ) -> None:

@@ -8,6 +8,9 @@ recorder cannot start or exited), for the state hook.
 - ``CommandMic``: a long-running recorder (``arecord ...``) started without a shell,
   restarted with backoff if it dies or does not exist.
 - ``StdinMic``: raw PCM on stdin.
+
+A command or stdin in another format (``--mic-command-rate`` ...) is converted
+as it arrives (mic_format.py).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ import sys
 import numpy as np
 
 from .audio import RATE, read_wav
+from .mic_format import CHUNK_SAMPLES, NATIVE, MicConverter, MicFormat
 
 _LOGGER = logging.getLogger(__name__)
 
-CHUNK_SAMPLES = 1280  # 80 ms: openWakeWord's step; VAD splits it into 10 ms windows
-CHUNK_BYTES = CHUNK_SAMPLES * 2
+CHUNK_BYTES = CHUNK_SAMPLES * 2  # VAD splits a chunk into 10 ms windows
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
 
@@ -72,12 +75,15 @@ class FileMic:
 
 
 class CommandMic:
-    """A recorder process printing raw 16 kHz 16-bit mono PCM."""
+    """A recorder process printing raw PCM (16 kHz 16-bit mono unless told)."""
 
-    def __init__(self, argv: list[str], volume: float = 1.0) -> None:
+    def __init__(
+        self, argv: list[str], volume: float = 1.0, fmt: MicFormat = NATIVE
+    ) -> None:
         """``argv`` is run directly (no shell)."""
         self._argv = argv
         self._volume = volume
+        self._format = fmt
 
     def start(self) -> None:
         """The recorder runs from the beginning; nothing to start."""
@@ -103,9 +109,9 @@ class CommandMic:
             else:
                 try:
                     assert process.stdout is not None
-                    while data := await _read_chunk(process.stdout):
+                    async for chunk in _chunks(process.stdout, self._format):
                         backoff = BACKOFF_START_S
-                        yield _scaled(np.frombuffer(data, dtype=np.int16), self._volume)
+                        yield _scaled(chunk, self._volume)
                 finally:
                     await _stop(process)
                 failure = f"mic command exited with code {process.returncode}"
@@ -116,11 +122,12 @@ class CommandMic:
 
 
 class StdinMic:
-    """Raw 16 kHz 16-bit mono PCM on standard input."""
+    """Raw PCM on standard input (16 kHz 16-bit mono unless told)."""
 
-    def __init__(self, volume: float = 1.0) -> None:
+    def __init__(self, volume: float = 1.0, fmt: MicFormat = NATIVE) -> None:
         """Read from this process's stdin."""
         self._volume = volume
+        self._format = fmt
 
     def start(self) -> None:
         """Stdin flows from the beginning; nothing to start."""
@@ -134,14 +141,28 @@ class StdinMic:
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer
         )
-        while data := await _read_chunk(reader):
-            yield _scaled(np.frombuffer(data, dtype=np.int16), self._volume)
+        async for chunk in _chunks(reader, self._format):
+            yield _scaled(chunk, self._volume)
         _LOGGER.warning("stdin closed: no more mic audio")
 
 
-async def _read_chunk(stream: asyncio.StreamReader) -> bytes:
+async def _chunks(
+    stream: asyncio.StreamReader, fmt: MicFormat
+) -> AsyncIterator[np.ndarray]:
+    """16 kHz mono chunks from ``stream`` until it ends."""
+    if fmt.native:
+        while data := await _read_exactly(stream, CHUNK_BYTES):
+            yield np.frombuffer(data, dtype=np.int16)
+        return
+    converter = MicConverter(fmt)
+    while data := await _read_exactly(stream, fmt.read_bytes):
+        for chunk in converter.convert(data):
+            yield chunk
+
+
+async def _read_exactly(stream: asyncio.StreamReader, size: int) -> bytes:
     try:
-        return await stream.readexactly(CHUNK_BYTES)
+        return await stream.readexactly(size)
     except asyncio.IncompleteReadError:
         return b""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 import io
 import logging
 import socket
@@ -63,6 +64,8 @@ class Peer:
         self.connected_at = time.monotonic()
         self.last_seen = self.connected_at  # when the peer last sent an event
         self.heard = False  # it has sent at least one complete event
+        # Hears each event read ("in") or sent ("out"), and "closed" (event_hooks.py).
+        self.observer: Callable[[Peer, str, Event | None], None] | None = None
         reader._limit = MAX_HEADER_BYTES  # noqa: SLF001 - StreamReader has no setter
         if (sock := writer.get_extra_info("socket")) is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER_BYTES)
@@ -97,6 +100,8 @@ class Peer:
             if event is not None:
                 self.last_seen = time.monotonic()
                 self.heard = True
+                if self.observer is not None:
+                    self.observer(self, "in", event)
             return event
         return None
 
@@ -109,6 +114,8 @@ class Peer:
         """
         if self.closed:
             return
+        if self.observer is not None:
+            self.observer(self, "out", event)
         data = _encode(event)
         if self._queue and self._queued_bytes + len(data) > MAX_QUEUED_BYTES:
             self.abort(
@@ -133,6 +140,8 @@ class Peer:
         if self.closed:
             return
         self._closing = True
+        if self.observer is not None:
+            self.observer(self, "closed", None)
         if self._writer_task is None:
             self._writer.close()  # nothing was ever written: nothing to flush
         else:
@@ -146,6 +155,8 @@ class Peer:
         if self._aborted:
             return
         self._aborted = True
+        if self.observer is not None:
+            self.observer(self, "closed", None)
         if reason is not None:
             _LOGGER.warning("Dropping %s: %s", self.name, reason)
         self._queue.clear()

@@ -36,7 +36,7 @@ from .session import Session
 from .settings import Settings
 from .sounds import Sounds
 from .speaker_gate import SpeakerGate
-from .wake import WakeDetector
+from .wake import Wake
 
 
 class SatelliteCoordinator:
@@ -45,7 +45,7 @@ class SatelliteCoordinator:
     def __init__(
         self,
         settings: Settings,
-        wake: WakeDetector,
+        wake: Wake,
         player: Player,
         *,
         sounds: Sounds,

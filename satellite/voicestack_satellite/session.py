@@ -34,7 +34,7 @@ from .peer import Peer
 from .peer_streams import PeerStreams
 from .player import Player
 from .settings import Settings
-from .wake import WakeDetector
+from .wake import Wake
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Session:
     def __init__(
         self,
         settings: Settings,
-        wake: WakeDetector,
+        wake: Wake,
         player: Player,
         parts: tuple[Listener, PeerStreams, Feedback],
         *,

@@ -13,20 +13,17 @@ import resource
 import shlex
 import stat
 import tomllib
-from urllib.parse import urlparse
 
+from . import compat
 from .cli import build_parser
 from .latency import sound_command_latency_s
+from .settings_error import SettingsError
 
 MAX_PAYLOAD_LIMIT = 64 * 1024 * 1024
 # Files the satellite opens besides its connections (mic, sound and event
 # commands, zeroconf, the listening socket: 16 measured with all of them).
 FILES_RESERVED = 64
 MAX_SOCKET_PATH = 107  # bytes in a Unix socket address, without its final NUL
-
-
-class SettingsError(ValueError):
-    """A bad option value, with a message fit for the command line."""
 
 
 @dataclass(slots=True)
@@ -42,14 +39,24 @@ class Settings:
     mic_file: Path | None = None
     mic_stdin: bool = False
     mic_volume: float = 1.0
+    # What --mic-command/--mic-stdin print, converted to 16 kHz mono 16-bit here;
+    # mic_channel picks one channel (None: their average).
+    mic_rate: int = 16000
+    mic_width: int = 2
+    mic_channels: int = 1
+    mic_channel: int | None = None
     snd_command: list[str] | None = None
     snd_file: Path | None = None
     snd_rate: int = 22050
     snd_volume: float = 1.0
+    snd_width: int = 2  # what --snd-command reads, converted from 16-bit mono
+    snd_channels: int = 1
     # Seconds the sound command holds audio before the speaker; None: derived
     # from the command (latency.py), 0 for --snd-file.
     snd_latency_s: float | None = None
     wake_words: list[str] = field(default_factory=lambda: ["hey_jarvis"])
+    wake_uri: str | None = None  # a Wyoming wake word service instead of ours
+    wake_word_names: list[str] | None = None  # for wake_uri (default: wake_words)
     wake_threshold: float = 0.5
     wake_trigger_level: int = 1
     wake_refractory_s: float = 2.0
@@ -77,6 +84,8 @@ class Settings:
     timer_sound: Path | None = None
     timer_repeat: int = 5
     event_command: list[str] | None = None
+    event_hooks: dict[str, list[str]] = field(default_factory=dict)  # compat.HOOKS
+    event_uri: str | None = None  # a Wyoming service sent the satellite's events
     max_payload_bytes: int = 4 * 1024 * 1024  # others: min(this, NON_OWNER_MAX_PAYLOAD)
     # The network cannot exhaust a Pi (docs/satellite.md, "Limits"): connections
     # at once, seconds a non-owner may stay silent, seconds one write may take.
@@ -107,7 +116,7 @@ def load(argv: list[str] | None = None) -> Settings:
     if (config := args.pop("config")) is not None:
         values.update(_read_config(config))
     values.update({k: v for k, v in args.items() if v is not None})
-    return _settings_from(values)
+    return _settings_from(compat.translate(values))
 
 
 def _read_config(path: Path) -> dict[str, object]:
@@ -144,7 +153,7 @@ def _settings_from(values: dict[str, object]) -> Settings:
     if not values.get("name"):
         raise SettingsError("--name is required (the name Home Assistant shows)")
     if (uri := values.pop("uri", None)) is not None:
-        values["host"], values["port"] = _parse_uri(str(uri))
+        values["host"], values["port"] = compat.parse_tcp_uri(str(uri), "uri")
     for key in _COMMANDS:
         if isinstance(command := values.get(key), str):
             values[key] = shlex.split(command)
@@ -168,13 +177,6 @@ def _settings_from(values: dict[str, object]) -> Settings:
                 f"--snd-command: {err}; fix it or set --snd-latency"
             ) from err
     return settings
-
-
-def _parse_uri(uri: str) -> tuple[str, int]:
-    parsed = urlparse(uri)
-    if parsed.scheme != "tcp" or not parsed.hostname or parsed.port is None:
-        raise SettingsError(f"--uri must look like tcp://HOST:PORT, not {uri!r}")
-    return parsed.hostname, parsed.port
 
 
 def _check(settings: Settings) -> None:
@@ -228,6 +230,7 @@ def _check(settings: Settings) -> None:
         raise SettingsError("--noise-suppression must be between 0 and 4")
     if not 0 <= settings.auto_gain <= 31:
         raise SettingsError("--auto-gain must be between 0 and 31 (dBFS)")
+    compat.check(settings)
 
 
 def _check_connections(settings: Settings) -> None:

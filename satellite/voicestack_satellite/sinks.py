@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .audio import write_wav
+from .audio import from_mono_int16, write_wav
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -77,9 +77,15 @@ class CommandSink:
 
     keeps_played = False
 
-    def __init__(self, argv: list[str]) -> None:
-        """``argv`` is run directly (no shell), once, and restarted if it dies."""
+    def __init__(self, argv: list[str], width: int = 2, channels: int = 1) -> None:
+        """``argv`` is run directly (no shell), once, and restarted if it dies.
+
+        It reads ``width``-byte samples on ``channels`` channels
+        (``--snd-command-width/-channels``); the player's mono 16-bit is copied
+        to each channel.
+        """
         self._argv = argv
+        self._format = (width, channels)
         self._process: asyncio.subprocess.Process | None = None
 
     async def write(self, samples: np.ndarray) -> None:
@@ -99,7 +105,11 @@ class CommandSink:
                 return
         assert process.stdin is not None
         try:
-            process.stdin.write(samples.tobytes())
+            process.stdin.write(
+                samples.tobytes()
+                if self._format == (2, 1)
+                else from_mono_int16(samples, *self._format)
+            )
             await process.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             _LOGGER.error("Sound command exited (code %s)", process.returncode)

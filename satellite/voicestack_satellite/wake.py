@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import logging
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from pyopen_wakeword import Model, OpenWakeWord, OpenWakeWordFeatures
@@ -67,6 +68,30 @@ def parse_spec(text: str, default_threshold: float) -> WakeWordSpec:
             f"({', '.join(BUILTIN_NAMES)}) nor an existing .tflite file"
         )
     return WakeWordSpec(path.stem, path, threshold)
+
+
+class Wake(Protocol):
+    """What the satellite needs of a wake word engine: ours, or a service's."""
+
+    @property
+    def specs(self) -> list[WakeWordSpec]:
+        """Every wake word it can detect."""
+
+    @property
+    def active(self) -> list[str]:
+        """Names of the wake words listened for now."""
+
+    def set_active(self, names: list[str]) -> list[str]:
+        """Listen only for ``names``; the names now active."""
+
+    def process(self, samples: np.ndarray, end_sample: int) -> str | None:
+        """16 kHz audio ending at ``end_sample``; a detected wake word's name."""
+
+    def reset(self) -> None:
+        """Forget history after a detection."""
+
+    def close(self) -> None:
+        """Free what it holds."""
 
 
 @dataclass(slots=True)
