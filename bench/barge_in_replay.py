@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from devstack.room_air import CHUNK, Air, ShoeboxAir, SimpleAir
-from devstack.room_presets import RATE, preset
+from devstack.room_presets import RATE, Preset, preset
 from voicestack_satellite.barge_in import BargeIn
 from voicestack_satellite.barge_in_protocol import BargeInConfig
 from voicestack_satellite.echo_path import EchoPath
@@ -106,13 +106,18 @@ class Replay:
 
     def __init__(
         self,
-        room: str,
+        room: str | Preset,
         seed: int | None = None,
         *,
         make_barge_in: Callable[..., BargeIn] = BargeIn,
         min_speech_s: float = 0.3,
+        echo_backend: str | None = None,
     ) -> None:
-        """The ``room`` preset (reseeded with ``seed``), barge-in on, nobody enrolled."""
+        """The ``room`` preset (reseeded with ``seed``), barge-in on, nobody enrolled.
+
+        ``echo_backend``: the echo canceller's (``echo_cancel.BACKENDS``; None:
+        the satellite's default).
+        """
         self.preset = preset(room, seed)
         self.air: Air = (
             SimpleAir(self.preset.echo_db, self.preset.delay_s)
@@ -120,7 +125,7 @@ class Replay:
             else ShoeboxAir(self.preset)
         )
         self.speaker = ReplaySpeaker()
-        self.echo = EchoPath("aec", RATE)
+        self.echo = EchoPath("aec", RATE, echo_backend)
         self.requests: list[tuple[np.ndarray, int, int]] = []  # (audio, start, onset)
         self.barge_in = make_barge_in(
             self.speaker,

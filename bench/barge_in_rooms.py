@@ -123,9 +123,14 @@ async def self_pauses(
     return len(replay.speaker.pauses), len(replay.reports), played, replay.cpu_s
 
 
-async def commands(room: str) -> tuple[list[tuple[bool, str, str]], list[float]]:
-    """Per command: (word for word, text, heard); and each onset-to-paused time."""
-    replay = Replay(room)
+async def commands(
+    room: str, echo_backend: str | None = None
+) -> tuple[list[tuple[bool, str, str]], list[float]]:
+    """Per command: (word for word, text, heard); and each onset-to-paused time.
+
+    ``echo_backend``: the echo canceller's (None: the satellite's default).
+    """
+    replay = Replay(room, echo_backend=echo_backend)
     results: list[tuple[bool, str, str]] = []
     delays: list[float] = []
     for index in range(len(ANSWER_VOICES) * 2):  # AEC3 converged

@@ -123,8 +123,9 @@ def _make_mic_processing(settings: Settings) -> tuple[EchoPath, MicEnhancer | No
         mode = "aec" if echo_cancel_available() else "gate"
         if mode == "gate":
             print(  # noqa: T201 - before logging is set up
-                "voicestack-satellite: aec-audio-processing is not installed: "
-                "barge-in gates the mic while the speaker is loud (--echo-cancel gate)",
+                "voicestack-satellite: no echo canceller is installed (livekit, or "
+                "aec-audio-processing): barge-in gates the mic while the speaker is "
+                "loud (--echo-cancel gate)",
                 file=sys.stderr,
             )
     enhancer = None
@@ -203,7 +204,7 @@ async def _run(
         settings.host,
         settings.port,
         wake.active,
-        echo.mode,
+        echo.mode if echo.backend is None else f"{echo.mode} ({echo.backend})",
         "installed" if coordinator.gate.available else "not installed",
     )
     announcing = (

@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--echo-cancel",
         choices=("aec", "gate", "external"),
         help="how barge-in keeps the satellite's own voice out of the mic: aec "
-        "(WebRTC's echo canceller, package aec-audio-processing), gate (ignore "
+        "(WebRTC's echo canceller, package livekit or aec-audio-processing), gate (ignore "
         "the mic while the speaker is loud), external (the mic is already "
         "echo-cancelled, e.g. PipeWire's echo-cancel source); default: aec if "
         "installed, else gate",

@@ -5,11 +5,11 @@ interrupt itself. The satellite knows exactly what it plays (the player writes
 it to the sink) and roughly when the speaker plays it (the sink's latency), so
 that audio is the reference for one of two handlers:
 
-- ``EchoCanceller``: WebRTC's AEC3 (``aec-audio-processing``, an optional
-  package) subtracts the reference from the mic and suppresses what is left.
-  Measured in ``bench/aec_candidates.py``: 29-33 dB less echo on real Piper
-  answers at -10 dB, a voice talking over the answer still heard, about 8 ms
-  of one core per second of audio (x86-64).
+- ``EchoCanceller``: WebRTC's echo canceller (AEC3) subtracts the reference
+  from the mic and suppresses what is left. Two packages ship it (``BACKENDS``,
+  one module each): ``livekit`` (wheels for x86-64 and aarch64, the default)
+  and ``aec-audio-processing`` (built from source). Measured in
+  ``bench/aec_backends.py`` in the listening harness's rooms.
 - ``ReferenceGate``: without a canceller, the mic is muted while the speaker
   is loud and for a hold time after. The echo never gets through, and neither
   does anyone talking over the answer: barge-in only works in its pauses.
@@ -23,20 +23,21 @@ buffers) the canceller finds by itself; the gate's hold covers it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+import importlib
 
 import numpy as np
 
 from .audio import RATE
 
-if TYPE_CHECKING:
-    from aec_audio_processing import AudioProcessor
-
 FRAME = 160  # 10 ms: what the canceller processes at a time
 AHEAD_S = 5.0  # reference kept ahead of the mic (the player writes ~20 ms ahead)
 GATE_HOLD_S = 0.2  # the room's tail and an unknown acoustic delay, after the reference
 GATE_LEVEL_DBFS = -45.0  # a reference frame louder than this is heard in the mic
-PACKAGE = "aec-audio-processing"
+# Backend name -> its module, in order of preference (the first installed runs).
+BACKENDS = {"aec3": "aec_webrtc", "livekit": "aec_livekit"}
+# One 10 ms frame: (mic, what the speaker played there) -> the mic, echo removed.
+FrameCanceller = Callable[[bytes, bytes], bytes]
 
 
 class EchoCancelError(RuntimeError):
@@ -104,26 +105,21 @@ def _frames_of(mic: np.ndarray) -> int:
     return len(mic) // FRAME
 
 
-def _new_processor() -> AudioProcessor:
-    """WebRTC's audio processing with only the echo canceller on (AEC3).
+def open_backend(name: str | None = None) -> tuple[str, FrameCanceller]:
+    """The backend ``name`` (None: the first of ``BACKENDS`` installed), opened.
 
-    Noise suppression and gain control stay off: they would also change the
-    mic when nothing plays, and wake word and VAD are tuned on the raw mic.
+    Raises ``EchoCancelError`` when it (or, for None, every one) is missing.
     """
-    try:
-        from aec_audio_processing import AudioProcessor  # noqa: PLC0415 (optional)
-    except ImportError as err:
-        raise EchoCancelError(
-            f"echo cancellation needs the {PACKAGE} package: "
-            f"pip install {PACKAGE} (it builds WebRTC's audio processing, "
-            "which needs a C++ compiler)"
-        ) from err
-    processor = AudioProcessor(
-        enable_aec=True, enable_ns=False, enable_agc=False, enable_vad=False
-    )
-    processor.set_stream_format(RATE, 1)
-    processor.set_reverse_stream_format(RATE, 1)
-    return processor
+    if name is not None and name not in BACKENDS:
+        raise ValueError(f"echo canceller {name!r} is not one of {tuple(BACKENDS)}")
+    errors = []
+    for candidate in (name,) if name else BACKENDS:
+        module = importlib.import_module(f".{BACKENDS[candidate]}", __package__)
+        try:
+            return candidate, module.open_canceller()
+        except EchoCancelError as err:
+            errors.append(str(err))
+    raise EchoCancelError("; or ".join(errors))
 
 
 class EchoCanceller:
@@ -133,13 +129,14 @@ class EchoCanceller:
     as many samples as it was given.
     """
 
-    def __init__(self, delay_samples: int) -> None:
+    def __init__(self, delay_samples: int, backend: str | None = None) -> None:
         """``delay_samples``: the playback delay (see ``Reference``).
 
-        Raises ``EchoCancelError`` when ``aec-audio-processing`` is missing.
+        ``backend``: one of ``BACKENDS`` (None: the first installed). Raises
+        ``EchoCancelError`` when it is missing.
         """
         self.reference = Reference(delay_samples)
-        self._processor = _new_processor()
+        self.backend, self._cancel = open_backend(backend)
         self.last_reference = np.zeros(0, dtype=np.int16)  # of the last ``process``
 
     def played(self, samples: np.ndarray, at: int) -> None:
@@ -154,10 +151,7 @@ class EchoCanceller:
         out = np.empty_like(mic)
         for i in range(frames):
             part = slice(i * FRAME, (i + 1) * FRAME)
-            self._processor.process_reverse_stream(reference[part].tobytes())
-            # The reference is already aligned; AEC3 finds the rest itself.
-            self._processor.set_stream_delay(0)
-            cleaned = self._processor.process_stream(mic[part].tobytes())
+            cleaned = self._cancel(mic[part].tobytes(), reference[part].tobytes())
             out[part] = np.frombuffer(cleaned, dtype=np.int16)
         return out
 

@@ -5,7 +5,8 @@ speaker; ``MicClock`` turns that time into a mic sample (the mic delivers its
 chunks in real time), so the block lands on the mic's timeline where the mic
 hears it. Then, per ``--echo-cancel``:
 
-- ``aec``: WebRTC's AEC3 subtracts it (``echo_cancel.EchoCanceller``);
+- ``aec``: WebRTC's AEC3 subtracts it (``echo_cancel.EchoCanceller``, from
+  ``livekit`` or ``aec-audio-processing``);
 - ``gate``: the mic is muted while the speaker is loud (``ReferenceGate``);
   Home Assistant's *Echo cancellation* switch off turns ``aec`` into this;
 - ``external``: the mic is already echo-cancelled (PipeWire's echo-cancel
@@ -65,7 +66,7 @@ class MicClock:
 
 
 def echo_cancel_available() -> bool:
-    """Whether ``aec-audio-processing`` imports (the ``aec`` mode can run)."""
+    """Whether an echo canceller's package imports (the ``aec`` mode can run)."""
     try:
         EchoCanceller(0)
     except EchoCancelError:
@@ -76,10 +77,11 @@ def echo_cancel_available() -> bool:
 class EchoPath:
     """Removes the played audio from the mic, as ``mode`` says."""
 
-    def __init__(self, mode: str, player_rate: int) -> None:
-        """``mode``: one of ``MODES`` (``aec`` needs its optional package).
+    def __init__(self, mode: str, player_rate: int, backend: str | None = None) -> None:
+        """``mode``: one of ``MODES`` (``aec`` needs an optional package).
 
-        Raises ``EchoCancelError`` for ``aec`` without it.
+        ``backend``: the canceller's (``echo_cancel.BACKENDS``; None: the first
+        installed). Raises ``EchoCancelError`` for ``aec`` without it.
         """
         if mode not in MODES:
             raise ValueError(f"echo cancel mode {mode!r} is not one of {MODES}")
@@ -87,7 +89,7 @@ class EchoPath:
         self.clock = MicClock()
         self._ratio = RATE / player_rate
         self._phase = 0.0  # the next output sample's position in the input
-        self._canceller = EchoCanceller(0) if mode == "aec" else None
+        self._canceller = EchoCanceller(0, backend) if mode == "aec" else None
         self._gate = ReferenceGate(0)
         self._levels: deque[float] = deque(maxlen=round(ECHO_SPREAD_S * RATE / FRAME))
         self._tail = 0.0  # the echo's level dying away after the spread
@@ -115,6 +117,11 @@ class EchoPath:
             self._tail = max(*self._levels, self._tail * TAIL_DECAY)
             out[index] = self._tail
         return out
+
+    @property
+    def backend(self) -> str | None:
+        """The canceller's backend (``livekit``, ``aec3``); None: no canceller."""
+        return None if self._canceller is None else self._canceller.backend
 
     @property
     def active(self) -> str:

@@ -6,9 +6,13 @@ reverberation and faint noise; espeak-ng talks over it. The player's side is
 played as the satellite does it: written 100 ms before the speaker plays it
 (the playback delay) and 20 ms ahead of the mic.
 
-Thresholds are the figures measured by ``bench/aec_candidates.py`` (ERLE
-29-33 dB, intruder correlation 0.76, longest VAD run on the residual echo
-150 ms) less a margin.
+Both backends run (``echo_cancel.BACKENDS``: ``aec-audio-processing`` and
+``livekit``, the same AEC3). Thresholds are the figures measured by
+``bench/aec_candidates.py`` for aec-audio-processing (ERLE 29-33 dB,
+intruder correlation 0.76, longest VAD run on the residual echo 150 ms) less a
+margin; livekit keeps less of the voice over the answer (correlation 0.55 on
+this scene, measured with this test's scene; docs/benchmarks.md), which its
+own threshold says rather than one loosened for both.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 from bench.echo_room import FRAME, Room, Scene, active_frames, espeak, piper, simulate
 from voicestack_satellite.audio import RATE
 from voicestack_satellite.echo_cancel import (
+    BACKENDS,
     EchoCancelError,
     EchoCanceller,
     Reference,
@@ -35,7 +40,7 @@ AHEAD = 2 * FRAME  # the player writes this far ahead of the speaker
 ROOM = Room(delay_s=0.04, attenuation_db=-10.0, noise_dbfs=-65.0)
 AEC_LAG = 128  # AEC3's output lags its input by 8 ms
 MIN_ERLE_DB = 24.0  # measured 29-33 dB
-MIN_CORRELATION = 0.6  # measured 0.76
+MIN_CORRELATION = {"aec3": 0.6, "livekit": 0.45}  # measured 0.78 and 0.55
 MAX_ECHO_SPEECH_S = 0.3  # measured 150 ms; barge-in starts from 0.5 s
 
 
@@ -92,9 +97,12 @@ def _converged_echo_only(scene: Scene) -> np.ndarray:
     return echo_only & (np.arange(len(echo_only)) >= start)
 
 
-def test_the_canceller_removes_the_answer_and_keeps_the_voice_over_it() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_canceller_removes_the_answer_and_keeps_the_voice_over_it(
+    backend: str,
+) -> None:
     scene = _scene(onset_s=3.0)
-    out = _through(EchoCanceller(LATENCY), scene)
+    out = _through(EchoCanceller(LATENCY, backend), scene)
 
     echo_only = _converged_echo_only(scene)
     erle_db = 10 * np.log10(
@@ -106,7 +114,7 @@ def test_the_canceller_removes_the_answer_and_keeps_the_voice_over_it() -> None:
     correlation = np.sum(voice * heard) / np.sqrt(np.sum(voice**2) * np.sum(heard**2))
 
     assert erle_db >= MIN_ERLE_DB
-    assert correlation >= MIN_CORRELATION
+    assert correlation >= MIN_CORRELATION[backend]
     assert 10 * np.log10(_power(heard) / _power(voice)) > -6.0
     # The residual echo is never speech for long; the raw echo is, longer than
     # the 0.5 s a barge-in starts from.
@@ -114,9 +122,10 @@ def test_the_canceller_removes_the_answer_and_keeps_the_voice_over_it() -> None:
     assert _longest_speech_s(scene.mic, scene.echo_only()) > 0.5
 
 
-def test_the_canceller_leaves_the_mic_alone_when_nothing_plays() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_canceller_leaves_the_mic_alone_when_nothing_plays(backend: str) -> None:
     scene = simulate(espeak(), ROOM)  # the voice only: no reference at all
-    canceller = EchoCanceller(LATENCY)
+    canceller = EchoCanceller(LATENCY, backend)
     out = np.concatenate(
         [
             canceller.process(scene.mic[at : at + CHUNK_SAMPLES], at)
@@ -203,5 +212,14 @@ def test_without_the_package_the_canceller_says_what_to_install(
     monkeypatch.setitem(sys.modules, "aec_audio_processing", None)  # not installed
 
     with pytest.raises(EchoCancelError, match="pip install aec-audio-processing"):
+        EchoCanceller(LATENCY, "aec3")
+    assert EchoCanceller(LATENCY).backend == "livekit"  # the next one installed
+    monkeypatch.setitem(sys.modules, "livekit.rtc", None)
+    with pytest.raises(EchoCancelError, match="pip install livekit"):
         EchoCanceller(LATENCY)
     ReferenceGate(LATENCY)  # the fallback needs nothing
+
+
+def test_an_unknown_backend_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="echo canceller 'speex' is not one of"):
+        EchoCanceller(LATENCY, "speex")

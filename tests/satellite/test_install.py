@@ -66,3 +66,75 @@ def test_this_machine_passes_the_check() -> None:
     result = check()
 
     assert result.returncode == 0, result.stderr
+
+
+def run(*args: str, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHON": sys.executable}
+    if path is not None:
+        environment["PATH"] = f"{path}:{environment['PATH']}"
+    return subprocess.run(
+        [str(INSTALL), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=environment,
+    )
+
+
+def lister(folder: Path, name: str, cards: str) -> None:
+    """A stand-in for arecord/aplay -l: this machine has no sound cards to list."""
+    script = folder / name
+    script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{cards}EOF\n")
+    script.chmod(0o755)
+
+
+def test_the_usb_mic_and_speaker_are_proposed(tmp_path: Path) -> None:
+    # What a Pi 4 with a USB speakerphone lists (the headphone jack and HDMI first).
+    lister(
+        tmp_path,
+        "arecord",
+        "**** List of CAPTURE Hardware Devices ****\n"
+        "card 2: S3 [Jabra SPEAK 410 USB], device 0: USB Audio [USB Audio]\n"
+        "  Subdevices: 1/1\n",
+    )
+    lister(
+        tmp_path,
+        "aplay",
+        "**** List of PLAYBACK Hardware Devices ****\n"
+        "card 0: Headphones [bcm2835 Headphones], device 0: bcm2835 Headphones"
+        " [bcm2835 Headphones]\n"
+        "card 1: vc4hdmi [vc4-hdmi], device 0: MAI PCM i2s-hifi-0 [MAI PCM i2s-hifi-0]\n"
+        "card 2: S3 [Jabra SPEAK 410 USB], device 0: USB Audio [USB Audio]\n",
+    )
+
+    result = run("--devices", path=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert (
+        "--mic-command 'arecord -D plughw:CARD=S3,DEV=0 -r 16000 -c 1 -f S16_LE -t raw'"
+    ) in result.stdout
+    assert "--snd-command 'aplay -D plughw:CARD=S3,DEV=0 -r 22050" in result.stdout
+
+
+def test_without_a_usb_card_the_default_is_proposed_and_said(tmp_path: Path) -> None:
+    lister(tmp_path, "arecord", "")
+    lister(
+        tmp_path,
+        "aplay",
+        "card 0: Headphones [bcm2835 Headphones], device 0: bcm2835 Headphones"
+        " [bcm2835 Headphones]\n",
+    )
+
+    result = run("--devices", path=tmp_path)
+
+    assert "no USB microphone in 'arecord -l'" in result.stdout
+    assert "no USB speaker in 'aplay -l'" in result.stdout
+    assert "--mic-command 'arecord -D default -r 16000" in result.stdout
+
+
+def test_an_unknown_option_is_refused() -> None:
+    result = run("--minimla")
+
+    assert result.returncode == 1
+    assert "unknown option --minimla" in result.stderr

@@ -8,11 +8,13 @@ Assistant any host that announces ``_wyoming._tcp``. So both read through this o
 reader, which refuses an oversized or malformed event with one ``ProtocolError``
 saying why, before reading (and buffering) what the header announces.
 
-One file serves both: this is ``custom_components/voicestack/core/wire.py``, and
-``satellite/voicestack_satellite/wire.py`` is a symlink to it (the integration
-ships alone through HACS and the satellite as its own package, so neither can
-import the other). It therefore imports nothing but the standard library and
-wyoming, and runs on the satellite's Python 3.11.
+One text serves both: ``custom_components/voicestack/core/wire.py`` and
+``satellite/voicestack_satellite/wire.py`` are the same file, byte for byte
+(tests/satellite/test_self_contained.py), because the integration ships alone
+through HACS and the satellite as its own package (copied to a Pi on its own),
+so neither can import the other or link into it. Edit one, copy it to the
+other. It therefore imports nothing but the standard library and wyoming, and
+runs on the satellite's Python 3.11.
 
 Bounds per event: the header line is bounded by the ``StreamReader``'s ``limit``
 (open streams with ``limit=MAX_HEADER_BYTES``), the data and payload segments by
