@@ -165,4 +165,5 @@ class StreamConverter:
         )
         self._previous = signal[-1:]
         self._position = next_position - (len(signal) - 1)
-        return np.clip(np.rint(out), -32768, 32767).astype(np.int16)
+        converted: np.ndarray = np.clip(np.rint(out), -32768, 32767).astype(np.int16)
+        return converted

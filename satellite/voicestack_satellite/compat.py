@@ -192,7 +192,9 @@ def translate(values: dict[str, object]) -> dict[str, object]:
         if out.pop(name, None) is not None:
             _warn(f"--{_dashed(name)} is ignored: {reason}")
     if (repeat := out.pop("timer_finished_wav_repeat", None)) is not None:
-        count, delay = repeat  # type: ignore[misc]
+        if not isinstance(repeat, list | tuple) or len(repeat) != 2:
+            raise SettingsError("--timer-finished-wav-repeat takes REPEAT DELAY")
+        count, delay = repeat
         if delay:
             raise SettingsError("--timer-finished-wav-repeat: a DELAY is not supported")
         out["timer_repeat"] = int(count)

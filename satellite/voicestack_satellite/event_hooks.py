@@ -11,8 +11,8 @@ what wyoming-satellite would have done at that point:
   and counted, and ``COMMAND_TIMEOUT_S`` per command;
 - the owner's events except audio, pings and VoiceStack's own, and the
   satellite's ``detection``, ``streaming-started/-stopped``, ``played`` and
-  ``satellite-connected/-disconnected``, sent to the ``--event-uri`` service
-  while it is connected (nothing is queued for a service that is away).
+  ``satellite-connected/-disconnected``, sent to the ``--event-uri`` service;
+  while it is away, the newest ``BACKLOG`` wait for it.
 
 ``--event-command`` (hooks.py) is the same stream seen as states, for one
 long-running program; these are its per-event aliases.
@@ -39,6 +39,7 @@ from .service_link import ServiceLink
 _LOGGER = logging.getLogger(__name__)
 
 MAX_QUEUED = 32
+BACKLOG = 64  # events kept for the event service while it is away
 COMMAND_TIMEOUT_S = 30.0
 
 # The owner's event -> the hook wyoming-satellite runs for it.
@@ -106,6 +107,7 @@ class EventHooks:
                 event_service,
                 on_connect=lambda peer: None,
                 write_timeout_s=write_timeout_s,
+                backlog=BACKLOG,
             )
         )
 

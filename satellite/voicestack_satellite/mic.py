@@ -37,7 +37,8 @@ BACKOFF_MAX_S = 30.0
 def _scaled(samples: np.ndarray, volume: float) -> np.ndarray:
     if volume == 1.0:
         return samples
-    return np.clip(samples.astype(np.float32) * volume, -32768, 32767).astype(np.int16)
+    scaled: np.ndarray = np.clip(samples.astype(np.float32) * volume, -32768, 32767)
+    return scaled.astype(np.int16)
 
 
 class FileMic:

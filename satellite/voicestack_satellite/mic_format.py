@@ -54,7 +54,8 @@ def _lowpass(rate: int) -> np.ndarray:
     count = 4 * rate // 1000 | 1  # odd: 193 taps at 48 kHz, ~0.8 kHz transition
     n = np.arange(count) - (count - 1) / 2
     taps = 2 * cutoff * np.sinc(2 * cutoff * n) * np.hamming(count)
-    return taps / taps.sum()
+    normalized: np.ndarray = taps / taps.sum()
+    return normalized
 
 
 class MicConverter:

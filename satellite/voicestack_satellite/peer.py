@@ -66,7 +66,8 @@ class Peer:
         self.heard = False  # it has sent at least one complete event
         # Hears each event read ("in") or sent ("out"), and "closed" (event_hooks.py).
         self.observer: Callable[[Peer, str, Event | None], None] | None = None
-        reader._limit = MAX_HEADER_BYTES  # noqa: SLF001 - StreamReader has no setter
+        # StreamReader has no setter for its limit.
+        reader._limit = MAX_HEADER_BYTES  # type: ignore[attr-defined]  # noqa: SLF001
         if (sock := writer.get_extra_info("socket")) is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER_BYTES)
 
@@ -219,5 +220,5 @@ class Peer:
 def _encode(event: Event) -> bytes:
     """The event's bytes on the wire, exactly as wyoming writes them."""
     buffer = io.BytesIO()
-    write_event(event, buffer)  # type: ignore[arg-type] - any binary stream does
+    write_event(event, buffer)  # any binary stream does
     return buffer.getvalue()

@@ -3,12 +3,14 @@
 It reconnects with backoff for as long as the satellite runs, so a service
 that restarts (an add-on update) or starts after the satellite is picked up
 without a restart. The connection is a ``Peer``: bounded reads, sends that
-never wait, dropped when the service stops reading.
+never wait, dropped when the service stops reading. Events sent while it is
+away wait, the newest ``backlog`` of them, for the next connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 import logging
 
@@ -35,6 +37,7 @@ class ServiceLink:
         on_connect: Callable[[Peer], None],
         on_event: Callable[[Event], None] = lambda event: None,
         write_timeout_s: float = 5.0,
+        backlog: int = 0,
     ) -> None:
         """``what`` names the service in logs; ``on_connect`` starts each connection."""
         self._what = what
@@ -43,6 +46,7 @@ class ServiceLink:
         self._on_event = on_event
         self._write_timeout_s = write_timeout_s
         self.peer: Peer | None = None
+        self._waiting: deque[Event] = deque(maxlen=backlog)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -51,12 +55,13 @@ class ServiceLink:
             self._run(), name=f"voicestack-satellite {self._what}"
         )
 
-    def send(self, event: Event) -> bool:
-        """Send if connected (never waits); whether it was sent."""
+    def send(self, event: Event) -> None:
+        """Send now if connected, else keep it for the next connection (never waits)."""
         if (peer := self.peer) is None or peer.closed:
-            return False
+            if self._waiting.maxlen:
+                self._waiting.append(event)
+            return
         peer.send(event)
-        return True
 
     async def close(self) -> None:
         """Stop reconnecting and close the connection."""
@@ -92,6 +97,8 @@ class ServiceLink:
         self.peer = peer
         try:
             self._on_connect(peer)
+            while self._waiting:
+                peer.send(self._waiting.popleft())
             while (event := await peer.read(MAX_SERVICE_PAYLOAD)) is not None:
                 self._on_event(event)
         finally:
