@@ -9,13 +9,18 @@ voiceprint at once.
 
 One enrollment runs at a time per satellite; a phrase that fails (nothing said,
 too short, the satellite gone) ends it with a translated error naming the
-phrase and why, and nothing is stored.
+phrase and why, and nothing is stored. One that succeeds comes with how it
+was heard; the enrollment's quality (``core/enrollment_quality.py``: phrases
+too short, too quiet, too noisy, unlike the others, and the margin over the
+gate's cohort) is returned with the voice, for the options step and the
+action's response to show.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 import logging
 import uuid
 
@@ -24,7 +29,13 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from wyoming.event import Event
 
 from .const import DOMAIN
-from .core.barge_in_protocol import VoiceprintReport, enroll_event, parse_voiceprint
+from .core.barge_in_protocol import (
+    PhraseHeard,
+    VoiceprintReport,
+    enroll_event,
+    parse_voiceprint,
+)
+from .core.enrollment_quality import EnrollmentQuality, assess
 from .core.protocol import ENROLL, VOICEPRINT
 from .runtime import SatelliteRuntime
 from .voiceprints import EnrolledVoice, VoiceprintLibrary
@@ -48,13 +59,22 @@ FAILURES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Enrollment:
+    """An enrollment done: the voice kept, each phrase's seconds, its quality."""
+
+    voice: EnrolledVoice
+    seconds: list[float]
+    quality: EnrollmentQuality
+
+
 async def async_enroll(
     runtime: SatelliteRuntime,
     library: VoiceprintLibrary,
     person: str,
     phrases: Sequence[str] = DEFAULT_PHRASES,
-) -> tuple[EnrolledVoice, list[float]]:
-    """Record ``phrases`` of ``person`` on the satellite; the voice and the seconds.
+) -> Enrollment:
+    """Record ``phrases`` of ``person`` on the satellite; the voice and how good.
 
     ``HomeAssistantError`` (translated) when the satellite cannot enroll or a
     phrase fails; nothing is kept then.
@@ -75,6 +95,7 @@ async def async_enroll(
     async with control.enrolling:
         embeddings: list[tuple[float, ...]] = []
         seconds: list[float] = []
+        heard: list[PhraseHeard] = []
         for number, phrase in enumerate(phrases, 1):
             await runtime.speech.say(
                 f"Phrase {number} of {len(phrases)}. Please say: {phrase}"
@@ -98,9 +119,19 @@ async def async_enroll(
             )
             embeddings.append(report.embedding)
             seconds.append(report.seconds or 0.0)
+            heard.append(report.heard)
         await runtime.speech.say("Thank you. Your voice is enrolled.")
         voice = await library.async_enroll(person, embeddings, hub.entry.title)
-    return voice, seconds
+    quality = assess(embeddings, seconds, heard)
+    _LOGGER.info(
+        "%s: %s enrolled, quality %s (margin %s), warnings %s",
+        hub.entry.title,
+        person,
+        quality.rating,
+        quality.margin,
+        quality.warnings,
+    )
+    return Enrollment(voice, seconds, quality)
 
 
 async def _record_phrase(runtime: SatelliteRuntime) -> VoiceprintReport:

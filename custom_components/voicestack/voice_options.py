@@ -3,7 +3,9 @@
 The same as ``voicestack.enroll_voice`` and ``forget_voice``, from the
 satellite's options: pick a person, then the satellite asks them to read a few
 phrases while the form shows progress; the result (or why it failed) ends the
-flow. Nothing here is an option of the entry: voices are kept per person in
+flow, with how good the recording was: the phrases that were too short, too
+quiet, too noisy or unlike the others, and how far the voice stands from the
+gate's cohort of other voices (``core/enrollment_quality.py``). Nothing here is an option of the entry: voices are kept per person in
 ``voiceprints.py``, for every satellite.
 """
 
@@ -17,7 +19,8 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import selector
 import voluptuous as vol
 
-from .enrollment import async_enroll
+from .core.enrollment_quality import EnrollmentQuality
+from .enrollment import Enrollment, async_enroll
 from .voiceprints import voiceprint_library
 
 PERSON: Final = "person"
@@ -42,8 +45,9 @@ class VoiceSteps(OptionsFlow):
     """The steps ``voices`` (the form), ``enroll`` (progress) and their endings."""
 
     _person: str = ""
-    _enrolling: asyncio.Task[Any] | None = None
+    _enrolling: asyncio.Task[Enrollment] | None = None
     _failure: str = ""
+    _quality: EnrollmentQuality | None = None
 
     async def async_step_voices(
         self, user_input: dict[str, Any] | None = None
@@ -87,7 +91,7 @@ class VoiceSteps(OptionsFlow):
                 description_placeholders={PERSON: self._person},
             )
         try:
-            self._enrolling.result()
+            self._quality = self._enrolling.result().quality
         except HomeAssistantError as err:
             self._failure = str(err)
             return self.async_show_progress_done(next_step_id="enroll_failed")
@@ -96,9 +100,20 @@ class VoiceSteps(OptionsFlow):
     async def async_step_enrolled(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Done: every satellite knows the voice now."""
+        """Done: every satellite knows the voice now; how good the recording was."""
+        quality = self._quality
+        assert quality is not None
+        margin = "-" if quality.margin is None else f"{quality.margin:.1f}"
+        placeholders = {PERSON: self._person, "margin": margin}
+        if not quality.warnings:
+            return self.async_abort(
+                reason="voice_enrolled", description_placeholders=placeholders
+            )
+        for kind in ("short", "quiet", "noisy", "unlike"):
+            numbers = getattr(quality, kind)
+            placeholders[kind] = ", ".join(map(str, numbers)) if numbers else "-"
         return self.async_abort(
-            reason="voice_enrolled", description_placeholders={PERSON: self._person}
+            reason="voice_enrolled_warnings", description_placeholders=placeholders
         )
 
     async def async_step_enroll_failed(

@@ -51,13 +51,12 @@ def async_setup_voiceprint_actions(hass: HomeAssistant) -> None:
         person = _known_person(hass, call.data[ATTR_PERSON])
         (runtime,) = runtimes_for_entities(hass, [call.data[ATTR_ENTITY_ID]])
         phrases = call.data.get(ATTR_PHRASES) or list(DEFAULT_PHRASES)
-        voice, seconds = await async_enroll(
-            runtime, voiceprint_library(hass), person, phrases
-        )
+        done = await async_enroll(runtime, voiceprint_library(hass), person, phrases)
         return {
-            "person": voice.person,
-            "phrases": len(voice.embeddings),
-            "seconds": [round(s, 2) for s in seconds],
+            "person": done.voice.person,
+            "phrases": len(done.voice.embeddings),
+            "seconds": [round(s, 2) for s in done.seconds],
+            "quality": done.quality.as_dict(),
         }
 
     async def forget(call: ServiceCall) -> None:

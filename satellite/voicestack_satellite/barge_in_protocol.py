@@ -37,6 +37,7 @@ from .protocol import (
     event_data,
     is_number,
 )
+from .voiceprint.calibration import CohortStats
 
 if TYPE_CHECKING:
     from .speaker_gate import GateVerdict
@@ -101,11 +102,35 @@ def voice_event(stream: str, verdict: GateVerdict, seconds: float) -> Event:
     return Event(VOICE, data)
 
 
+@dataclass(frozen=True, slots=True)
+class PhraseQuality:
+    """How an enrollment phrase was heard (issue 28): loud enough, over what noise.
+
+    ``level_dbfs``: the mean power of the speech windows; ``snr_db``: that over
+    the room (the 10th percentile of every window's power); ``cohort``: the
+    phrase's embedding against the gate's cohort (None: no cohort).
+    """
+
+    level_dbfs: float
+    snr_db: float
+    cohort: CohortStats | None
+
+    def fields(self) -> dict[str, float | None]:
+        """The ``voicestack-voiceprint`` fields that carry it."""
+        return {
+            "level_dbfs": round(self.level_dbfs, 1),
+            "snr_db": round(self.snr_db, 1),
+            "cohort_mean": None if self.cohort is None else round(self.cohort.mean, 4),
+            "cohort_std": None if self.cohort is None else round(self.cohort.std, 4),
+        }
+
+
 def voiceprint_event(
     enroll_id: str,
     embedding: np.ndarray | None = None,
     seconds: float = 0.0,
     error: str | None = None,
+    quality: PhraseQuality | None = None,
 ) -> Event:
     """One phrase's voiceprint, or ``error`` (one of VOICEPRINT_ERRORS)."""
     if embedding is None:
@@ -116,6 +141,7 @@ def voiceprint_event(
             "id": enroll_id,
             "embedding": [round(float(v), 6) for v in embedding],
             "seconds": round(seconds, 3),
+            **(quality.fields() if quality else {}),
         },
     )
 

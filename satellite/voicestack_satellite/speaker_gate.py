@@ -144,6 +144,10 @@ class SpeakerGate:
         person = people[best] if verdict == "enrolled" else None
         return GateVerdict(verdict, person, people[best], score)
 
+    def cohort_stats(self, embedding: np.ndarray) -> CohortStats | None:
+        """How ``embedding`` scores against its closest cohort voices (None: no cohort)."""
+        return None if self._cohort is None else self._cohort.stats(embedding)
+
     @staticmethod
     def verdict_of(raw: float, threshold: float) -> str:
         """The band a cosine falls in against ``threshold``: enrolled, unsure, other."""

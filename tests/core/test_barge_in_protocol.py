@@ -125,6 +125,20 @@ def test_reports_parse() -> None:
     )
     assert good.embedding == tuple(UNIT)
     assert good.seconds == 2.5
+    assert good.heard == bp.PhraseHeard()  # an older satellite says nothing of it
+    heard = {
+        "level_dbfs": -28.5,
+        "snr_db": 31.0,
+        "cohort_mean": 0.6,
+        "cohort_std": 0.03,
+    }
+    with_quality = bp.parse_voiceprint(
+        Event(
+            protocol.VOICEPRINT,
+            {"id": "e1", "embedding": UNIT, "seconds": 2.5} | heard,
+        )
+    )
+    assert with_quality.heard == bp.PhraseHeard(-28.5, 31.0, 0.6, 0.03)
     failed = bp.parse_voiceprint(
         Event(protocol.VOICEPRINT, {"id": "e1", "error": "too_short"})
     )
@@ -147,6 +161,16 @@ def test_reports_parse() -> None:
         (protocol.VOICEPRINT, {"id": "", "error": "no_speech"}, "id ''"),
         (protocol.VOICEPRINT, {"id": "e", "error": "boom"}, "error 'boom'"),
         (protocol.VOICEPRINT, {"id": "e", "embedding": UNIT}, "seconds None"),
+        (
+            protocol.VOICEPRINT,
+            {"id": "e", "embedding": UNIT, "seconds": 1, "snr_db": "loud"},
+            "snr_db 'loud' is out of range",
+        ),
+        (
+            protocol.VOICEPRINT,
+            {"id": "e", "embedding": UNIT, "seconds": 1, "cohort_mean": 3.0},
+            "cohort_mean 3.0 is out of range",
+        ),
         (
             protocol.VOICEPRINT,
             {"id": "e", "embedding": UNIT[:10], "seconds": 1},

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AsyncExitStack
+import math
 from pathlib import Path
 
 from homeassistant.components.assist_pipeline import Pipeline
-from homeassistant.config_entries import ConfigEntryState
+from homeassistant.config_entries import ConfigEntryState, ConfigFlowResult
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant, ServiceResponse
 from homeassistant.data_entry_flow import FlowResultType
@@ -73,6 +74,18 @@ async def enroll_alice(hass: HomeAssistant) -> ServiceResponse:
     )
 
 
+async def enroll_in_options(hass: HomeAssistant, entry_id: str) -> ConfigFlowResult:
+    """Open the options' Voices step and enroll Alice; the flow, in progress."""
+    options = hass.config_entries.options
+    menu = await options.async_init(entry_id)
+    form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
+    progress = await options.async_configure(
+        form["flow_id"], {"person": ALICE, "action": "enroll"}
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return progress
+
+
 async def test_three_phrases_enroll_a_voice_every_satellite_gets(
     hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
 ) -> None:
@@ -81,7 +94,13 @@ async def test_three_phrases_enroll_a_voice_every_satellite_gets(
 
     response = await enroll_alice(hass)
 
-    assert response == {"person": ALICE, "phrases": 3, "seconds": [2.5, 2.5, 2.5]}
+    assert response == {
+        "person": ALICE,
+        "phrases": 3,
+        "seconds": [2.5, 2.5, 2.5],
+        # A peer that says nothing of how it heard the phrases: no margin.
+        "quality": {"rating": "unknown", "margin": None, "warnings": {}},
+    }
     enrolls = peer.sent(protocol.ENROLL)
     assert [e.data["max_s"] for e in enrolls] == [10.0, 10.0, 10.0]
     # Each prompt was said (and played) before its phrase was asked for.
@@ -94,6 +113,34 @@ async def test_three_phrases_enroll_a_voice_every_satellite_gets(
         5,
         "the voiceprint at the satellite",
     )
+
+
+def heard_print(index: int, **heard: float) -> dict[str, object]:
+    """A phrase's answer with how the satellite heard it; ``index``: its direction."""
+    embedding = [0.0] * 256
+    embedding[0], embedding[index] = 0.98, math.sqrt(1 - 0.98**2)  # a unit vector
+    return {
+        "embedding": embedding,
+        "seconds": 2.5,
+        "level_dbfs": -26.0,
+        "snr_db": 35.0,
+        "cohort_mean": 0.6,
+        "cohort_std": 0.03,
+    } | heard
+
+
+async def test_the_action_says_how_good_the_enrollment_is(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, _entry_id = await connected(hass, stack)
+    peer.enroll_answers = [heard_print(1), heard_print(2), heard_print(3)]
+
+    response = await enroll_alice(hass)
+
+    # Each phrase scores 0.987 against the voiceprint, its closest cohort voices
+    # 0.6 +- 0.03: 12.9 deviations over them, nothing to warn about.
+    assert response is not None
+    assert response["quality"] == {"rating": "good", "margin": 12.9, "warnings": {}}
 
 
 async def test_a_failed_phrase_keeps_nothing_and_says_why(
@@ -142,6 +189,7 @@ async def test_the_options_voices_step_enrolls_and_forgets(
     done = await options.async_configure(progress["flow_id"])
     assert done["type"] is FlowResultType.ABORT
     assert done["reason"] == "voice_enrolled"
+    assert done["description_placeholders"] == {"person": ALICE, "margin": "-"}
 
     menu = await options.async_init(entry_id)
     form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
@@ -158,6 +206,35 @@ async def test_the_options_voices_step_enrolls_and_forgets(
     assert never["reason"] == "voice_not_enrolled"
 
 
+async def test_the_options_voices_step_warns_of_a_poor_recording(
+    hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
+) -> None:
+    peer, entry_id = await connected(hass, stack)
+    peer.enroll_answers = [
+        heard_print(1, seconds=1.1),  # cut short
+        heard_print(2, level_dbfs=-47.0, snr_db=9.0),  # soft, over a fan
+        heard_print(3, cohort_mean=0.9, cohort_std=0.05),  # like many other voices
+    ]
+    options = hass.config_entries.options
+
+    progress = await enroll_in_options(hass, entry_id)
+    await wait_for(lambda: voiceprint_library(hass).people, 30, "the enrollment")
+    done = await options.async_configure(progress["flow_id"])
+
+    assert done["type"] is FlowResultType.ABORT
+    assert done["reason"] == "voice_enrolled_warnings"
+    assert done["description_placeholders"] == {
+        "person": ALICE,
+        "short": "1",
+        "quiet": "2",
+        "noisy": "2",
+        "unlike": "-",
+        "margin": "9.2",  # (12.9 + 12.9 + 1.7) / 3
+    }
+    # The voice is kept all the same: the user decides whether to enroll again.
+    assert ALICE in voiceprint_library(hass).people
+
+
 async def test_the_options_voices_step_says_why_enrolling_failed(
     hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack
 ) -> None:
@@ -165,12 +242,7 @@ async def test_the_options_voices_step_says_why_enrolling_failed(
     peer.enroll_answers = [{"error": "no_speech"}]
     options = hass.config_entries.options
 
-    menu = await options.async_init(entry_id)
-    form = await options.async_configure(menu["flow_id"], {"next_step_id": "voices"})
-    progress = await options.async_configure(
-        form["flow_id"], {"person": ALICE, "action": "enroll"}
-    )
-    await hass.async_block_till_done(wait_background_tasks=True)
+    progress = await enroll_in_options(hass, entry_id)
     await wait_for(lambda: not peer.enroll_answers, 30, "the phrase asked for")
     failed = await options.async_configure(progress["flow_id"])
     while failed["type"] is FlowResultType.SHOW_PROGRESS:

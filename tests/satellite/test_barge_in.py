@@ -244,6 +244,12 @@ async def test_enrollment_and_the_gate_tell_the_user_from_another_voice(
     assert len(embedding) == 256
     assert np.linalg.norm(embedding) == pytest.approx(1.0, abs=1e-3)
     assert 1.0 < voiceprint.data["seconds"] < 4.0
+    # How the phrase was heard, for the enrollment's quality (issue 28): the
+    # room's voice at a speaking level, well over its quiet, away from the cohort.
+    assert -40 < voiceprint.data["level_dbfs"] < -10
+    assert voiceprint.data["snr_db"] > 15
+    assert 0.3 < voiceprint.data["cohort_mean"] < 0.85
+    assert 0 < voiceprint.data["cohort_std"] < 0.2
     assert joe.data["stream"] == "s1"
     assert joe.data["person"] == "person.joe"
     assert joe.data["verdict"] == "enrolled"

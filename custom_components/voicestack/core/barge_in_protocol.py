@@ -71,6 +71,21 @@ class VoiceReport:
 
 
 @dataclass(frozen=True, slots=True)
+class PhraseHeard:
+    """How the satellite heard an enrollment phrase (issue 28; None: not said).
+
+    ``level_dbfs``: the speech's mean power; ``snr_db``: that over the quiet
+    around it; ``cohort_mean``/``cohort_std``: the phrase's embedding against
+    its closest voices in the gate's cohort.
+    """
+
+    level_dbfs: float | None = None
+    snr_db: float | None = None
+    cohort_mean: float | None = None
+    cohort_std: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class VoiceprintReport:
     """One enrollment phrase's voiceprint, or why there is none."""
 
@@ -78,6 +93,7 @@ class VoiceprintReport:
     embedding: tuple[float, ...] | None
     seconds: float | None
     error: str | None  # one of VOICEPRINT_ERRORS when ``embedding`` is None
+    heard: PhraseHeard = PhraseHeard()  # absent from older satellites
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +232,30 @@ def parse_voiceprint(event: Event) -> VoiceprintReport:
     if not is_number(seconds) or seconds <= 0:
         raise ValueError(f"{VOICEPRINT}: seconds {seconds!r:.80} is not a duration")
     embedding = check_embedding(data.get("embedding"), f"{VOICEPRINT}: embedding")
-    return VoiceprintReport(enroll_id, embedding, float(seconds), None)
+    return VoiceprintReport(
+        enroll_id, embedding, float(seconds), None, _phrase_heard(data)
+    )
+
+
+def _phrase_heard(data: Mapping[str, Any]) -> PhraseHeard:
+    """The optional fields of how a phrase was heard; ValueError if one is no number."""
+    values: dict[str, float | None] = {}
+    for name, (low, high) in _HEARD_RANGES.items():
+        value = data.get(name)
+        if value is not None and not (
+            is_number(value) and math.isfinite(value) and low <= value <= high
+        ):
+            raise ValueError(f"{VOICEPRINT}: {name} {value!r:.80} is out of range")
+        values[name] = None if value is None else float(value)
+    return PhraseHeard(**values)
+
+
+_HEARD_RANGES: dict[str, tuple[float, float]] = {
+    "level_dbfs": (-200.0, 10.0),
+    "snr_db": (-200.0, 200.0),
+    "cohort_mean": (-1.0, 1.0),
+    "cohort_std": (0.0, 2.0),
+}
 
 
 def _stream(data: Mapping[str, Any], kind: str) -> str:
