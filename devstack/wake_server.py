@@ -112,11 +112,11 @@ class WakeHandler(AsyncEventHandler):
 
 
 @contextmanager
-def wake_server() -> Iterator[Server]:
-    """The service on a free loopback port, until the block ends (its ``uri``)."""
+def wake_server(port: int | None = None) -> Iterator[Server]:
+    """The service on ``port`` (default: a free one) on loopback, until the block ends."""
     from devstack import servers  # the script itself imports no devstack module
 
-    port = servers.free_port()
+    port = port or servers.free_port()
     args = [servers.engines_python(), str(Path(__file__)), "--port", str(port)]
     with servers.running(args, port) as server:
         yield server

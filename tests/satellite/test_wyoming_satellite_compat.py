@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from wyoming.audio import AudioStart
 from wyoming.event import Event, async_read_event
+from wyoming.info import Describe, Info
 
 from devstack import servers, speech
 from devstack.satellite import CLI, read_until, run_satellite, satellite
@@ -160,6 +161,41 @@ async def test_a_wyoming_satellite_command_line_wakes_streams_and_runs_hooks(
         assert kind in types
     assert types.index("detection") < types.index("transcript")
     assert "audio-chunk" not in types
+
+
+async def test_a_wake_word_service_that_starts_later_is_used_once_it_is_up(
+    tmp_path: Path,
+) -> None:
+    spoken = speech.pad(speech.speak("Hey Jarvis."), 0.5, 0.7) + speech.speak(
+        "Turn on the kitchen lights."
+    )
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.pad(spoken, 0.0, 2.0))
+    port = servers.free_port()
+    args = ["--mic-file", str(wav), "--wake-uri", f"tcp://{servers.LOOPBACK}:{port}"]
+    async with (
+        satellite(tmp_path, *args, "--wake-word-name", "hey_jarvis") as sat,
+        sat.connect() as client,
+    ):
+        await wait_for(
+            lambda: "Cannot reach the wake word service" in sat.log_text(),
+            10,
+            "the satellite tried the service",
+        )
+        await client.write_event(Describe().event())
+        info, _ = await read_until(client, "info", 5)
+        with wake_server(port):
+            await wait_for(
+                lambda: "Connected to the wake word service" in sat.log_text(),
+                10,
+                "the satellite connected once the service was up",
+            )
+            await run_satellite(client)
+            detection, _ = await read_until(client, "detection", 15)
+
+    assert detection.data["name"] == "hey_jarvis"
+    satellite_info = Info.from_event(info).satellite
+    assert satellite_info is not None
+    assert satellite_info.active_wake_words == ["hey_jarvis"]
 
 
 @pytest.mark.parametrize(
