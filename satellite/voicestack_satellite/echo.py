@@ -13,7 +13,7 @@ class EchoTail:
 
     def __init__(self, tail_samples: int) -> None:
         """``tail_samples``: how long after playback speech counts as echo."""
-        self._tail = tail_samples
+        self.tail = tail_samples
         self.ended_at = 0  # mic sample when the speaker last went quiet
         self.until = 0  # speech starting before this is the echo
         self._in_echo = False  # the speech going on began inside the tail
@@ -21,7 +21,7 @@ class EchoTail:
     def playback_ended(self, at: int) -> None:
         """The speaker went quiet at mic sample ``at``."""
         self.ended_at = at
-        self.until = at + self._tail
+        self.until = at + self.tail
 
     def heard(self, speech: bool, onset: int) -> bool:
         """``speech`` (starting at mic sample ``onset``) unless it is the echo.

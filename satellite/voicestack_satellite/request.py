@@ -40,6 +40,10 @@ class Request:
         self._chime = chime
         # After the chime: the chunk being recorded when it ended still holds it.
         self._mute_until = -1  # absolute mic sample
+        # ... and the room rings with it for the echo tail: audio the
+        # endpointer must not take for the start of a request (absolute).
+        self._ringing_until = -1
+        self._echo_tail = 0  # samples: ``--echo-tail``
         self._streamed = 0  # samples sent (for timestamps)
         self._endpointer: Endpointer | None = None  # when the owner asked for it
 
@@ -97,6 +101,7 @@ class Request:
         if wake_word is None:
             preroll_start = max(preroll_start, min(cut, echo.until))
             room_from = echo.ended_at
+        self._echo_tail = echo.tail
         preroll = self._mic.since(preroll_start)
         start = self._mic.end - len(preroll)  # what ``since`` could hold
         self._send_extension(protocol.preroll_event(len(preroll), RATE, cut, start))
@@ -130,14 +135,19 @@ class Request:
         """Send a live mic chunk ending at sample ``end``; whether the request is over.
 
         While the awake chime plays (and one chunk after), silence goes instead,
-        so the request does not contain the chime.
+        so the request does not contain the chime. The endpointer hears
+        silence for the echo tail after that too: the chime and the wake
+        word's end ring in the room (+35 dB over a quiet room's floor, about
+        0.2 s in a room with 0.25 s of reverberation), and taken for speech
+        they end a false wake's request as if someone had spoken.
         """
         muted = self._chime is not None or end <= self._mute_until
         live = np.zeros_like(samples) if muted else samples
         self.stream(live)
         if (endpointer := self._endpointer) is None:
             return None
-        if endpointer.process(live):
+        ringing = muted or end <= self._ringing_until
+        if endpointer.process(np.zeros_like(samples) if ringing else live):
             return Ending.SPEECH_ENDED
         return Ending.NO_SPEECH if endpointer.unheard else None
 
@@ -146,6 +156,7 @@ class Request:
         if stream_id == self._chime:
             self._chime = None
             self._mute_until = self._mic.end + CHUNK_SAMPLES
+            self._ringing_until = self._mute_until + self._echo_tail
 
     @property
     def nobody_spoke(self) -> bool:
