@@ -56,6 +56,8 @@ class RemoteWake:
         self._quiet_until: dict[str, int] = {}
         self._detections: deque[str] = deque(maxlen=8)  # from the loop's thread
         self._loop: asyncio.AbstractEventLoop | None = None
+        host, port = address
+        self.description = f"a Wyoming wake word service at tcp://{host}:{port}"
         self._link = ServiceLink(
             "wake word service",
             address,

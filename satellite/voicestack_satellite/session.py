@@ -272,7 +272,7 @@ class Session:
                     name=WAKE_ENGINE,
                     attribution=ATTRIBUTION,
                     installed=True,
-                    description="openWakeWord (in the satellite)",
+                    description=self._wake.description,
                     version=None,
                     models=models,
                 )

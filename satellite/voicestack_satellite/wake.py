@@ -74,6 +74,10 @@ class Wake(Protocol):
     """What the satellite needs of a wake word engine: ours, or a service's."""
 
     @property
+    def description(self) -> str:
+        """Which engine, for Home Assistant's info."""
+
+    @property
     def specs(self) -> list[WakeWordSpec]:
         """Every wake word it can detect."""
 
@@ -131,6 +135,11 @@ class WakeDetector:
             for tracker in self._trackers.values():
                 for _ in tracker.model.process_streaming(embedding):
                     pass
+
+    @property
+    def description(self) -> str:
+        """Which engine, for Home Assistant's info."""
+        return "openWakeWord (in the satellite)"
 
     @property
     def specs(self) -> list[WakeWordSpec]:

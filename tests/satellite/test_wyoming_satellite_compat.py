@@ -193,9 +193,11 @@ async def test_a_wake_word_service_that_starts_later_is_used_once_it_is_up(
             detection, _ = await read_until(client, "detection", 15)
 
     assert detection.data["name"] == "hey_jarvis"
-    satellite_info = Info.from_event(info).satellite
-    assert satellite_info is not None
-    assert satellite_info.active_wake_words == ["hey_jarvis"]
+    described = Info.from_event(info)
+    assert described.satellite is not None
+    assert described.satellite.active_wake_words == ["hey_jarvis"]
+    service = f"a Wyoming wake word service at tcp://{servers.LOOPBACK}:{port}"
+    assert described.wake[0].description == service
 
 
 @pytest.mark.parametrize(
