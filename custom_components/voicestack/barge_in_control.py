@@ -185,9 +185,11 @@ class BargeInControl:
     # -- responses ----------------------------------------------------------------
 
     async def respond(
-        self, text: str, parts: AsyncIterator[tuple[str, Pcm]]
+        self, text: str | None, parts: AsyncIterator[tuple[str, Pcm]]
     ) -> AsyncIterator[tuple[str, Pcm]]:
         """``parts`` of the response ``text``, tracked for barge-in, in order.
+
+        ``text`` None: an answer the agent still writes (its sentences make it).
 
         A fresh token per response: when it is cancelled (stopped, replaced)
         no more of its sentences are handed on.

@@ -27,19 +27,23 @@ And one private member of the default conversation agent:
 
 One difference between the supported versions lives here too:
 ``async_accept_pipeline_from_satellite`` takes the request's ``context`` as a
-keyword in 2026.11 (not in 2026.3.4, which reads the entity's recent context).
+keyword in 2026.11 (not in 2026.3.4, which reads the entity's recent context),
+and so does ``chat_session.async_get_chat_session`` (its first context's user
+owns the conversation; 2026.3.4 has no owner).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
+from contextlib import AbstractContextManager
 import inspect
 
 from homeassistant.components.assist_pipeline import PipelineStage
 from homeassistant.components.assist_satellite import AssistSatelliteEntity
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
 from homeassistant.components.conversation.default_agent import DefaultAgent
-from homeassistant.core import Context
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import chat_session
 
 _ACCEPTS_CONTEXT = (
     "context"
@@ -47,6 +51,21 @@ _ACCEPTS_CONTEXT = (
         AssistSatelliteEntity.async_accept_pipeline_from_satellite
     ).parameters
 )
+
+_SESSION_HAS_OWNER = (
+    "context" in inspect.signature(chat_session.async_get_chat_session).parameters
+)
+
+
+def chat_session_for(
+    hass: HomeAssistant, conversation_id: str | None, context: Context
+) -> AbstractContextManager[chat_session.ChatSession]:
+    """The chat session ``conversation_id``, owned by ``context``'s user (2026.11)."""
+    if _SESSION_HAS_OWNER:
+        return chat_session.async_get_chat_session(
+            hass, conversation_id, context=context
+        )
+    return chat_session.async_get_chat_session(hass, conversation_id)
 
 
 def set_satellite_state(

@@ -1,8 +1,14 @@
 """Say text on a satellite, synthesized sentence by sentence.
 
-Stock Home Assistant synthesizes the whole response before the first sample is
-sent. Here sentence n+1 is already being synthesized while sentence n is sent
-and played, so the first audio comes as soon as the first sentence is ready.
+Sentence n+1 is already being synthesized while sentence n is sent and played,
+so the first audio comes as soon as the first sentence is ready; text that is
+still being written (``say_stream``: an agent streaming its answer) is spoken
+from its first complete sentence on. Each sentence is its own TTS request, so
+its audio's place in the stream (resume at a sentence) and its length (the
+speaker's busy time) are known exactly. Home Assistant's TTS streams each
+request from the engine (Wyoming ``synthesize-start``/``-chunk``/``-stop`` when
+the server supports it); wyoming-piper sends a sentence's audio only once the
+sentence is synthesized, so reading a sentence whole costs about 5 ms here.
 
 ``SpeechOutput`` is the one way text becomes sound on a satellite: voice
 responses and announcements alike go through its ``say``, and so through the
@@ -12,7 +18,8 @@ assist satellite entity's "responding" state) subscribes to it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from enum import StrEnum
 import logging
 
@@ -23,7 +30,7 @@ from homeassistant.exceptions import HomeAssistantError
 
 from .barge_in_control import BargeInControl
 from .const import DOMAIN
-from .core.sentences import split_sentences
+from .core.sentences import SentenceSplitter, split_sentences
 from .core.speaker import Playback, PlaybackOutcome
 from .core.wav import NotWavError, Pcm, read_wav
 from .hub import SatelliteHub
@@ -79,40 +86,87 @@ def start_synthesis(
 async def synthesize_sentences(
     hass: HomeAssistant,
     pipeline: Pipeline,
-    sentences: list[str],
+    sentences: Iterable[str] | AsyncIterable[str],
     voice: str | None = None,
 ) -> AsyncIterator[tuple[str, Pcm]]:
     """Yield ``(sentence, audio)`` in order, synthesizing one sentence ahead.
+
+    ``sentences`` may still be coming (an agent writing its answer): each is
+    sent to the engine as soon as it is known and the one before it is being
+    read, so the first sentence is heard while the agent writes the rest.
 
     A sentence the engine cannot say (wyoming-piper answers '… and 2 more.'
     with an error, or says nothing) is skipped with a warning: the rest of the
     utterance is still worth saying. Only when no sentence could be said does
     the first error reach the caller (the engine is down).
     """
-    pending = [start_synthesis(hass, pipeline, s, voice) for s in sentences[:1]]
+    started: asyncio.Queue[tuple[str, tts.ResultStream] | Exception | None] = (
+        asyncio.Queue()
+    )
+    ahead = asyncio.Semaphore(2)  # the sentence being read and the next one
+
+    async def start_each() -> None:
+        try:
+            async for sentence in _aiter(sentences):
+                await ahead.acquire()
+                stream = start_synthesis(hass, pipeline, sentence, voice)
+                started.put_nowait((sentence, stream))
+        except Exception as err:  # noqa: BLE001 - handed to the reader below
+            started.put_nowait(err)
+        else:
+            started.put_nowait(None)
+
+    starter = hass.async_create_background_task(
+        start_each(), "voicestack synthesis", eager_start=True
+    )
     skipped: list[tuple[str, str]] = []  # not yet reported
     first_error: HomeAssistantError | None = None
     spoke = False
-    for index, sentence in enumerate(sentences):
-        stream = pending.pop(0)
-        if index + 1 < len(sentences):
-            pending.append(start_synthesis(hass, pipeline, sentences[index + 1], voice))
-        try:
-            pcm = await read_stream(stream)
-        except HomeAssistantError as err:
-            first_error = first_error or err
-            skipped.append((sentence, str(err)))
-            continue
-        if not pcm.audio:
-            skipped.append((sentence, "no audio"))
-            continue
-        _report_skipped(skipped)
-        spoke = True
-        yield sentence, pcm
+    try:
+        while (item := await started.get()) is not None:
+            if isinstance(item, Exception):
+                raise item
+            sentence, stream = item
+            try:
+                pcm = await read_stream(stream)
+            except HomeAssistantError as err:
+                first_error = first_error or err
+                skipped.append((sentence, str(err)))
+                continue
+            finally:
+                ahead.release()
+            if not pcm.audio:
+                skipped.append((sentence, "no audio"))
+                continue
+            _report_skipped(skipped)
+            spoke = True
+            yield sentence, pcm
+    finally:
+        starter.cancel()
     if spoke:
         _report_skipped(skipped)
     elif first_error is not None:
         raise first_error
+
+
+async def _aiter[T](items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
+    """``items`` as an async iterator, whichever they are."""
+    if isinstance(items, AsyncIterable):
+        async for item in items:
+            yield item
+    else:
+        for item in items:
+            yield item
+
+
+async def sentences_of(pieces: AsyncIterable[str]) -> AsyncIterator[str]:
+    """The sentences of text that comes in ``pieces``, each as soon as it is complete."""
+    splitter = SentenceSplitter()
+    async for piece in pieces:
+        for sentence in splitter.add(piece):
+            yield sentence
+    for sentence in splitter.finish():
+        yield sentence
 
 
 def _report_skipped(skipped: list[tuple[str, str]]) -> None:
@@ -191,6 +245,31 @@ class SpeechOutput:
         if not sentences:
             self._tell(Speaking.FINISHED)
             return Playback(outcome=PlaybackOutcome.EMPTY)
+        return await self._say(sentences, text, preamble, response)
+
+    async def say_stream(
+        self, pieces: AsyncIterable[str], *, response: bool = False
+    ) -> Playback:
+        """Say text that is still being written, sentence by sentence as it comes.
+
+        An agent that streams its answer is heard from its first sentence on,
+        while it writes the rest. Otherwise as ``say``.
+        """
+        sentences = sentences_of(pieces)
+        first = await anext(sentences, None)
+        if first is None:
+            self._tell(Speaking.FINISHED)
+            return Playback(outcome=PlaybackOutcome.EMPTY)
+        return await self._say(_after(first, sentences), None, None, response)
+
+    async def _say(
+        self,
+        sentences: Iterable[str] | AsyncIterable[str],
+        text: str | None,
+        preamble: Pcm | None,
+        response: bool,
+    ) -> Playback:
+        """Say ``sentences`` of ``text`` (None: still being written)."""
         self._tell(Speaking.STARTED)
         speech = synthesize_sentences(
             self._hass, self._hub.pipeline(), sentences, self._hub.tts_voice
@@ -260,3 +339,10 @@ async def after_preamble(
     yield "", preamble
     async for part in parts:
         yield part
+
+
+async def _after[T](first: T, rest: AsyncIterator[T]) -> AsyncIterator[T]:
+    """``first``, then ``rest``."""
+    yield first
+    async for item in rest:
+        yield item

@@ -16,9 +16,10 @@ pipeline and agent, and reaches the entity only through ``SatellitePort``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
+from dataclasses import replace
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import (
@@ -38,6 +39,7 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
+from .agent_stream import AnswerText, converse_streaming
 from .conversations import Conversations
 from .core.clock import Clock, LoopClock
 from .core.follow_up import Session
@@ -370,26 +372,44 @@ class VoiceLoop:
         await self._act(route, None)
 
     async def _act(self, route: Route, turn: Turn | None) -> None:
-        """Say what the route says, ask the agent if it says so, listen on if asked."""
+        """Say what the route says, ask the agent if it says so, listen on if asked.
+
+        The reply is spoken as it is written: an agent that streams its answer
+        is heard from its first sentence on (``agent_stream``).
+        """
         self.satellite.set_state(AssistSatelliteState.PROCESSING)
         answer, asked_back, result = "", False, None
-        with states_changed_in(self.hass, self.hub.request_context) as changed:
-            if route.agent_text is not None:
-                with self.recorder.stage(turn, "agent"):
-                    result = await self._converse(
-                        self.hub.pipeline(),
-                        route.agent_text,
-                        self._conversation_id(turn),
-                    )
-                self.recorder.answered(turn, result)
-                answer = result.response.speech.get("plain", {}).get("speech", "")
-                asked_back = result.continue_conversation
-        session = self._session if turn is not None else None
-        # At the turn limit an answer's question would go unheard: say so.
-        closing = self.follow_up.closing(answer, asked_back) if session else ""
-        speech = reply_for(route, answer=answer, closing=closing).speech
-        with self.recorder.stage(turn, "speech"):
-            playback = await self.speech.say(speech, response=True)
+        text = AnswerText(route.speak)
+        speaking = self.hub.entry.async_create_background_task(
+            self.hass,
+            self.speech.say_stream(text.pieces(), response=True),
+            f"voicestack {self.hub.satellite_id} reply",
+        )
+        try:
+            with states_changed_in(self.hass, self.hub.request_context) as changed:
+                if route.agent_text is not None:
+                    with self.recorder.stage(turn, "agent"):
+                        result = await self._converse(
+                            self.hub.pipeline(),
+                            route.agent_text,
+                            self._conversation_id(turn),
+                            text.on_delta,
+                        )
+                    self.recorder.answered(turn, result)
+                    answer = result.response.speech.get("plain", {}).get("speech", "")
+                    asked_back = result.continue_conversation
+            session = self._session if turn is not None else None
+            # At the turn limit an answer's question would go unheard: say so.
+            closing = self.follow_up.closing(answer, asked_back) if session else ""
+            text.finish(
+                reply_for(route, answer=answer, closing=closing).speech,
+                reply_for(replace(route, speak=None), closing=closing).speech,
+            )
+            with self.recorder.stage(turn, "speech"):
+                playback = await speaking
+        finally:
+            speaking.cancel()
+        speech = text.text
         self.recorder.said(turn, speech, playback)
         follow_up_s = self.follow_up.answered(asked_back) if session else None
         reply = reply_for(
@@ -453,19 +473,24 @@ class VoiceLoop:
             await self.hub.link.send(listen_event(timeout=timeout))
 
     async def _converse(
-        self, pipeline: Pipeline, text: str, conversation_id: str | None
+        self,
+        pipeline: Pipeline,
+        text: str,
+        conversation_id: str | None,
+        on_delta: Callable[[conversation.ChatLog, dict[str, Any]], None],
     ) -> conversation.ConversationResult:
-        result = await conversation.async_converse(
-            self.hass,
+        """Ask the pipeline's agent; what it streams goes to ``on_delta`` at once."""
+        request = conversation.ConversationInput(
             text=text,
-            conversation_id=conversation_id,
             context=self.hub.request_context,
-            language=pipeline.conversation_language,
-            agent_id=pipeline.conversation_engine,
+            conversation_id=conversation_id,
             device_id=self.hub.device_id(),
             satellite_id=self.satellite.entity_id,
+            language=pipeline.conversation_language,
+            agent_id=pipeline.conversation_engine,
             extra_system_prompt=self.satellite.take_start_prompt(),
         )
+        result = await converse_streaming(self.hass, request, on_delta)
         self.follow_up.remember(result.conversation_id)
         self.satellite.continue_conversation(result.conversation_id)
         return result

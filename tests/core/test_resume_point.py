@@ -209,3 +209,16 @@ def test_a_space_the_splitter_added_is_passed_over() -> None:
     track = _track(text, sentences)
 
     assert track.spans == [(0, len(text))]
+
+
+def test_an_answer_still_being_written_is_made_of_its_sentences() -> None:
+    track = SentenceTrack(None)
+    track.add("Sure, here it is.", 16000)
+    track.add("The fan is off.", 16000)
+
+    assert track.text == "Sure, here it is. The fan is off."
+    assert [track.text[a:b] for a, b in track.spans] == [
+        "Sure, here it is.",
+        "The fan is off.",
+    ]
+    assert track.heard(track.point(20000)) == "Sure, here it is."

@@ -112,8 +112,10 @@ class BargeIn:
             response is not None and response.pause is not None and not response.closed
         )
 
-    def start_response(self, text: str) -> ResponseToken:
+    def start_response(self, text: str | None) -> ResponseToken:
         """A new response (``text``, as the agent wrote it): its fresh token.
+
+        ``text`` None: an answer still being written; its sentences make it.
 
         The previous response is replaced: its token is cancelled, and a pause
         of it that still waits is abandoned (no record; counted).

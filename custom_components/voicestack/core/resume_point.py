@@ -113,9 +113,14 @@ def match_at(text: str, sentence: str, offset: int) -> tuple[int, int] | None:
 class SentenceTrack:
     """The sentences of one response as they are synthesized, placed in its text."""
 
-    def __init__(self, text: str) -> None:
-        """No sentence yet; ``text`` is the whole response as the agent wrote it."""
-        self.text = text
+    def __init__(self, text: str | None) -> None:
+        """No sentence yet; ``text`` is the whole response as the agent wrote it.
+
+        None: the text is still being written (an agent that streams its
+        answer); it grows by each sentence as the sentence comes.
+        """
+        self.text = text or ""
+        self._growing = text is None
         self.sentences: list[SpokenSentence] = []
         self.spans: list[tuple[int, int]] = []
         self.complete = False
@@ -135,6 +140,8 @@ class SentenceTrack:
             raise ValueError("the response is complete: no sentence can follow")
         sentence = SpokenSentence(text, samples)
         offset = self.spans[-1][1] if self.spans else 0
+        if self._growing and text:
+            self.text = f"{self.text} {text}" if self.text else text
         span = match_at(self.text, text, offset)
         if span is None:
             raise SentenceMismatchError(len(self.sentences), offset)

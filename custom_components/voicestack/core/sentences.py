@@ -67,3 +67,40 @@ def _merge_short(pieces: list[str]) -> list[str]:
         else:
             merged.append(carry)
     return merged
+
+
+class SentenceSplitter:
+    """``split_sentences`` for text that arrives in pieces (an agent's deltas).
+
+    ``add`` returns the sentences a piece completed, so the first can be
+    synthesized while the agent still writes the rest; ``finish`` the rest.
+    Text handed over in one piece gives exactly ``split_sentences``'s
+    sentences. The last sentence found is held back until more text (or the
+    end) confirms it: a mark at the end of the text so far may not end a
+    sentence ("21." before "5 degrees"), and a short last piece is merged
+    into it. Only that held-back sentence is split again with each piece, so
+    the work stays linear in the length of the answer.
+    """
+
+    def __init__(self) -> None:
+        """No text yet."""
+        self._rest = ""  # the held-back sentence and what came after it
+
+    def add(self, text: str) -> list[str]:
+        """The sentences ``text`` completed, in order (often none)."""
+        self._rest += text
+        if not _PIECE_END.search(self._rest):
+            return []
+        sentences = split_sentences(self._rest)
+        if len(sentences) < 2:
+            return []
+        # The held-back sentence, with the space that may separate it from
+        # the next piece ("Hello " + "world").
+        space = " " if self._rest[-1:].isspace() else ""
+        self._rest = sentences[-1] + space
+        return sentences[:-1]
+
+    def finish(self) -> list[str]:
+        """The sentences left once all text has come."""
+        rest, self._rest = self._rest, ""
+        return split_sentences(rest)
