@@ -28,6 +28,7 @@ from devstack import servers, speech
 from devstack.satellite import satellite
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
+import voicestack_satellite
 
 CONNECTED = "binary_sensor.test_satellite_connectivity"
 SATELLITE = "assist_satellite.test_satellite"
@@ -61,7 +62,7 @@ async def test_device_entities_and_diagnostics(
     assert (DOMAIN, entry.unique_id) in device.identifiers
     assert device.name == "test-satellite"
     assert device.model == "voicestack-satellite"
-    assert device.sw_version == "0.1.0"
+    assert device.sw_version == voicestack_satellite.__version__
     ids = {e.entity_id for e in entities}
     assert {
         SATELLITE,
