@@ -103,6 +103,12 @@ REFUSED = {
 }
 
 
+_FILE_SPELLINGS = {
+    "wake_word_name": "wake_word_names",
+    "timer_canceled_command": "timer_cancelled_command",
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """wyoming-satellite's options, under their names, in a group of their own."""
     group = parser.add_argument_group(
@@ -180,6 +186,10 @@ _FORMAT_HELP = {
 def translate(values: dict[str, object]) -> dict[str, object]:
     """Their names -> ours in ``values`` (command line and config file merged)."""
     out = dict(values)
+    # The config file's keys where the command line spells them through ``dest``.
+    for spelling, name in (*_FILE_SPELLINGS.items(), *FORMATS.items()):
+        if spelling in out:
+            out[name] = out.pop(spelling)
     for theirs, (ours, _kind) in ALIASES.items():
         if theirs in out:
             if ours in out:
@@ -201,8 +211,6 @@ def translate(values: dict[str, object]) -> dict[str, object]:
     hooks = {h: out.pop(f"{h}_command") for h in HOOKS if f"{h}_command" in out}
     if hooks:
         out["event_hooks"] = {h: _command(h, c) for h, c in hooks.items() if c}
-    if "wake_word_name" in out:  # the config file's spelling
-        out["wake_word_names"] = out.pop("wake_word_name")
     if (names := out.get("wake_word_names")) is not None:
         out["wake_word_names"] = _wake_word_names(names)
     return out

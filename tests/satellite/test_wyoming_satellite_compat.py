@@ -18,17 +18,21 @@ import sys
 import numpy as np
 import pytest
 from wyoming.audio import AudioStart
+from wyoming.error import Error
 from wyoming.event import Event, async_read_event
 from wyoming.info import Describe, Info
+from wyoming.timer import TimerFinished, TimerStarted
 
 from devstack import servers, speech
 from devstack.satellite import CLI, read_until, run_satellite, satellite
 from devstack.waiting import wait_for
 from devstack.wake_server import wake_server
-from tests.satellite.owner import read_audio
+from tests.satellite.owner import read_audio, send_stream
 from voicestack_satellite.mic_format import MicConverter, MicFormat
+from voicestack_satellite.settings import load
 
 MIC_RATE = 48000
+TIMER = TimerStarted(id="tea", total_seconds=180, name="tea", start_minutes=3)
 PACED_MIC = Path(__file__).with_name("paced_mic.py")
 HOOK = """\
 import json, sys
@@ -104,10 +108,15 @@ async def test_a_wyoming_satellite_command_line_wakes_streams_and_runs_hooks(
                 *("--mic-channel-index", "1"),
                 *("--wake-uri", wake.uri, "--wake-word-name", "hey_jarvis"),
                 *("--event-uri", f"tcp://{servers.LOOPBACK}:{service.port}"),
+                *("--connected-command", f"{hook} connected"),
                 *("--detection-command", f"{hook} detection"),
                 *("--streaming-start-command", f"{hook} streaming-start"),
                 *("--transcript-command", f"{hook} transcript"),
                 *("--synthesize-command", f"{hook} synthesize"),
+                *("--timer-started-command", f"{hook} timer-started"),
+                *("--timer-finished-command", f"{hook} timer-finished"),
+                *("--error-command", f"{hook} error"),
+                *("--tts-played-command", f"{hook} tts-played"),
                 *("--mic-command-samples-per-chunk", "1024"),
             ]
             async with (
@@ -130,10 +139,14 @@ async def test_a_wyoming_satellite_command_line_wakes_streams_and_runs_hooks(
                 await client.write_event(
                     Event("synthesize", {"text": "The kitchen lights are on."})
                 )
+                await send_stream(client, speech.speak("They are on."))
+                await client.write_event(TIMER.event())
+                await client.write_event(TimerFinished(id="tea").event())
+                await client.write_event(Error(text="No timer", code="x").event())
                 await wait_for(
-                    lambda: log.exists() and len(log.read_text().splitlines()) == 4,
-                    10,
-                    "four hooks ran",
+                    lambda: log.exists() and len(log.read_text().splitlines()) == 9,
+                    15,
+                    "nine hooks ran",
                 )
                 await wait_for(
                     lambda: "synthesize" in service.types(), 5, "the service heard"
@@ -150,10 +163,15 @@ async def test_a_wyoming_satellite_command_line_wakes_streams_and_runs_hooks(
     assert "light" in text
     hooks = [json.loads(line) for line in log.read_text().splitlines()]
     assert hooks == [
+        ["connected", ""],
         ["detection", "hey_jarvis"],
         ["streaming-start", ""],
         ["transcript", "turn on the kitchen lights"],
         ["synthesize", "The kitchen lights are on."],
+        ["timer-started", json.dumps(TIMER.event().to_dict())],
+        ["timer-finished", "tea"],
+        ["error", "No timer"],
+        ["tts-played", ""],  # the answer's last sample played, after the rest
     ]
     types = service.types()
     assert types[0] == "satellite-connected"
@@ -253,3 +271,30 @@ def test_a_48_khz_mic_loses_what_lies_above_8_khz_instead_of_folding_it() -> Non
     at = np.fft.rfftfreq(len(out), 1 / 16000)
     level = {hz: spectrum[np.argmin(abs(at - hz))] for hz in (1000, 4000)}
     assert 20 * np.log10(level[4000] / level[1000]) < -60
+
+
+def test_a_config_file_takes_wyoming_satellite_names(tmp_path: Path) -> None:
+    config = tmp_path / "satellite.toml"
+    config.write_text(
+        'name = "Kitchen"\n'
+        'mic-command = "arecord -r 48000 -c 2 -f S32_LE -t raw"\n'
+        "mic-command-rate = 48000\nmic-command-width = 4\nmic-command-channels = 2\n"
+        'snd-command = "aplay -r 22050 -c 1 -f S16_LE -t raw"\n'
+        'wake-uri = "tcp://127.0.0.1:10400"\nwake-word-name = ["ok_nabu"]\n'
+        'timer-canceled-command = "/usr/local/bin/timer-leds cancelled"\n'
+        "mic-volume-multiplier = 2.0\n",
+        encoding="utf-8",
+    )
+
+    settings = load(["--config", str(config)])
+
+    assert (settings.mic_rate, settings.mic_width, settings.mic_channels) == (
+        48000,
+        4,
+        2,
+    )
+    assert settings.wake_word_names == ["ok_nabu"]
+    assert settings.event_hooks == {
+        "timer_cancelled": ["/usr/local/bin/timer-leds", "cancelled"]
+    }
+    assert settings.mic_volume == 2.0
