@@ -30,6 +30,7 @@ from devstack.wake_server import wake_server
 from tests.satellite.owner import read_audio, send_stream
 from voicestack_satellite.mic_format import MicConverter, MicFormat
 from voicestack_satellite.settings import load
+from voicestack_satellite.sinks import CommandSink
 
 MIC_RATE = 48000
 TIMER = TimerStarted(id="tea", total_seconds=180, name="tea", start_minutes=3)
@@ -298,3 +299,28 @@ def test_a_config_file_takes_wyoming_satellite_names(tmp_path: Path) -> None:
         "timer_cancelled": ["/usr/local/bin/timer-leds", "cancelled"]
     }
     assert settings.mic_volume == 2.0
+
+
+async def test_a_sound_command_gets_the_width_and_channels_it_reads(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "snd.raw"
+    copy = (
+        "import sys\n"
+        f"with open({str(out)!r}, 'wb', buffering=0) as f:\n"
+        "    while data := sys.stdin.buffer.read1(65536): f.write(data)"
+    )
+    sink = CommandSink([sys.executable, "-c", copy], width=4, channels=2)
+    samples = np.array([0, 1000, -32768, 32767, -5], dtype=np.int16)
+
+    await sink.write(samples)
+    await wait_for(
+        lambda: out.exists() and out.stat().st_size == len(samples) * 8,
+        10,
+        "the sound command read the samples",
+    )
+    await sink.close()
+
+    frames = np.frombuffer(out.read_bytes(), dtype=np.int32).reshape(-1, 2)
+    assert (frames[:, 0] == frames[:, 1]).all()
+    assert ((frames[:, 0] >> 16) == samples).all()
