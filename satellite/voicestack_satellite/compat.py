@@ -102,7 +102,7 @@ REFUSED = {
     "Assistant's VoiceStack can listen without one (its listen action)",
 }
 
-
+# Config file keys -> the name their option's ``dest`` gives on the command line.
 _FILE_SPELLINGS = {
     "wake_word_name": "wake_word_names",
     "timer_canceled_command": "timer_cancelled_command",

@@ -324,3 +324,71 @@ async def test_a_sound_command_gets_the_width_and_channels_it_reads(
     frames = np.frombuffer(out.read_bytes(), dtype=np.int32).reshape(-1, 2)
     assert (frames[:, 0] == frames[:, 1]).all()
     assert ((frames[:, 0] >> 16) == samples).all()
+
+
+# Every option of wyoming-satellite 1.4.1 (its __main__.py), with a value.
+THEIR_OPTIONS = [
+    "--mic-command-rate 16000",
+    "--mic-command-width 2",
+    "--mic-command-channels 1",
+    "--mic-command-samples-per-chunk 1024",
+    "--mic-volume-multiplier 1.5",
+    "--mic-noise-suppression 2",
+    "--mic-auto-gain 5",
+    "--mic-seconds-to-mute-after-awake-wav 0.5",
+    "--mic-no-mute-during-awake-wav",
+    "--mic-channel-index 0",
+    "--snd-command-rate 22050",
+    "--snd-command-width 2",
+    "--snd-command-channels 1",
+    "--snd-volume-multiplier 0.8",
+    "--wake-uri tcp://127.0.0.1:10400",
+    "--wake-word-name ok_nabu",
+    "--wake-command-rate 16000",
+    "--wake-command-width 2",
+    "--wake-command-channels 1",
+    "--wake-refractory-seconds 5",
+    "--vad-threshold 0.5",
+    "--vad-trigger-level 1",
+    "--vad-buffer-seconds 2",
+    "--vad-wake-word-timeout 5",
+    "--event-uri tcp://127.0.0.1:10500",
+    "--startup-command true",
+    "--detect-command true",
+    "--detection-command true",
+    "--transcript-command true",
+    "--stt-start-command true",
+    "--stt-stop-command true",
+    "--synthesize-command true",
+    "--tts-start-command true",
+    "--tts-stop-command true",
+    "--tts-played-command true",
+    "--streaming-start-command true",
+    "--streaming-stop-command true",
+    "--error-command true",
+    "--connected-command true",
+    "--disconnected-command true",
+    "--timer-started-command true",
+    "--timer-updated-command true",
+    "--timer-cancelled-command true",
+    "--timer-canceled-command true",
+    "--timer-finished-command true",
+    "--timer-finished-wav-repeat 2 0",
+    "--area Kitchen",
+    "--no-zeroconf",
+    "--zeroconf-name kitchen",
+    "--zeroconf-host 127.0.0.1",
+    "--debug-recording-dir /tmp",
+    "--debug",
+    "--log-format %(message)s",
+]
+
+
+@pytest.mark.parametrize("option", THEIR_OPTIONS)
+def test_every_wyoming_satellite_option_is_understood(option: str) -> None:
+    # Their refused ones: test_what_the_satellite_cannot_do_is_refused_with_the_reason.
+    base = ["--name", "Kitchen", "--mic-command", "arecord", "--snd-command", "aplay"]
+    if option.startswith("--wake-word-name"):
+        base += ["--wake-uri", "tcp://127.0.0.1:10400"]
+    settings = load([*base, "--uri", "tcp://127.0.0.1:10700", *option.split(" ")])
+    assert settings.name == "Kitchen"
