@@ -32,6 +32,7 @@ def open_canceller() -> FrameCanceller:
     def process(mic: bytes, reference: bytes) -> bytes:
         apm.process_reverse_stream(reference)
         apm.set_stream_delay(0)  # the reference is already aligned
-        return apm.process_stream(mic)
+        cancelled: bytes = apm.process_stream(mic)
+        return cancelled
 
     return process

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 from wyoming.event import Event
@@ -237,7 +237,7 @@ def parse_enroll(event: Event) -> Enroll:
     return Enroll(id=enroll_id, max_s=float(max_s))
 
 
-def _is_text(value: Any, longest: int) -> bool:
+def _is_text(value: object, longest: int) -> TypeGuard[str]:
     return (
         isinstance(value, str)
         and 0 < len(value) <= longest

@@ -85,7 +85,11 @@ async def _announce(name: str, host: str, port: int) -> Any | None:
 
 async def _hear_names_in_use(zeroconf: Any) -> None:
     """Ask by multicast which satellites are announced; their answers fill the cache."""
-    from zeroconf import DNSOutgoing, DNSQuestion  # noqa: PLC0415
+    # zeroconf exports both without listing them in __all__.
+    from zeroconf import (  # type: ignore[attr-defined]  # noqa: PLC0415
+        DNSOutgoing,
+        DNSQuestion,
+    )
 
     query = DNSOutgoing(_DNS_QUERY_FLAGS)
     query.add_question(DNSQuestion(ZEROCONF_TYPE, _DNS_TYPE_PTR, _DNS_CLASS_IN))

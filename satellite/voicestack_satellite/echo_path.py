@@ -161,5 +161,7 @@ class EchoPath:
             if len(positions)
             else (self._phase - len(samples))
         )
-        out = np.interp(positions, np.arange(len(samples)), samples.astype(np.float32))
+        out: np.ndarray = np.interp(
+            positions, np.arange(len(samples)), samples.astype(np.float32)
+        )
         return out.astype(np.int16)

@@ -77,7 +77,7 @@ def _frame_function(processor: object) -> tuple[str, Callable[[bytes], bytes]]:
         works = function is not None and len(function(bytes(2 * FRAME))) == 2 * FRAME
     except (AttributeError, TypeError, ValueError):
         works = False
-    if not works:
+    if function is None or not works:
         version = importlib.metadata.version(PACKAGE)
         raise EnhanceError(
             f"{PACKAGE} {version} is not one this satellite can use: "

@@ -19,7 +19,7 @@ import logging
 import numpy as np
 
 from .audio import RATE
-from .mic import CHUNK_SAMPLES
+from .mic_format import CHUNK_SAMPLES
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from wyoming.event import Event
 from wyoming.snd import Played
@@ -260,11 +260,11 @@ def event_data(event: Event, expected: str) -> Mapping[str, Any]:
     return event.data or {}
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """An int that is not a bool (JSON ``true`` is no sample count)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     """An int that is not a bool, or a float."""
     return is_int(value) or isinstance(value, float)

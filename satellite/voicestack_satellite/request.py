@@ -18,7 +18,7 @@ from . import protocol
 from .audio import RATE
 from .echo import EchoTail
 from .endpoint import Endpointer
-from .mic import CHUNK_SAMPLES
+from .mic_format import CHUNK_SAMPLES
 from .peer import Peer
 from .preroll import PrerollBuffer
 
