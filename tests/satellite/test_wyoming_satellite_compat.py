@@ -65,10 +65,10 @@ def _mic_raw(path: Path, pcm: bytes) -> Path:
 class EventService:
     """An ``--event-uri`` service: the events it was sent, in order."""
 
-    def __init__(self) -> None:
-        """On a free port, once entered."""
+    def __init__(self, port: int | None = None) -> None:
+        """On ``port`` (default: a free one), once entered."""
         self.events: list[Event] = []
-        self.port = servers.free_port()
+        self.port = port or servers.free_port()
 
     async def __aenter__(self) -> EventService:
         """Listen."""
@@ -217,6 +217,29 @@ async def test_a_wake_word_service_that_starts_later_is_used_once_it_is_up(
     assert described.satellite.active_wake_words == ["hey_jarvis"]
     service = f"a Wyoming wake word service at tcp://{servers.LOOPBACK}:{port}"
     assert described.wake[0].description == service
+
+
+async def test_events_wait_for_an_event_service_that_starts_late(
+    tmp_path: Path,
+) -> None:
+    wav = speech.write_wav(tmp_path / "mic.wav", speech.silence(1.0))
+    port = servers.free_port()
+    args = ["--mic-file", str(wav), "--event-uri", f"tcp://{servers.LOOPBACK}:{port}"]
+    async with satellite(tmp_path, *args) as sat, sat.connect() as client:
+        await wait_for(
+            lambda: "Cannot reach the event service" in sat.log_text(),
+            10,
+            "the satellite tried the event service",
+        )
+        await run_satellite(client, extensions=False)
+        await client.write_event(Event("transcript", {"text": "lights on"}))
+        async with EventService(port) as service:
+            await wait_for(
+                lambda: "transcript" in service.types(), 10, "the events arrived"
+            )
+            kept = service.types()
+
+    assert kept == ["satellite-connected", "run-satellite", "transcript"]
 
 
 @pytest.mark.parametrize(
