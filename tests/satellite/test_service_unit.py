@@ -25,11 +25,26 @@ from devstack import servers, speech
 import devstack.satellite
 from devstack.satellite import read_until, run_satellite, satellite
 from tests.satellite.owner import read_audio
+from voicestack_satellite import echo_cancel
 
 UNIT = servers.REPO / "satellite" / "systemd" / "voicestack-satellite.service"
 MAX_EXPOSURE = 4.0  # "OK" in systemd-analyze's words goes up to 4.9
 PR_SET_MDWE = 65
 PR_MDWE_REFUSE_EXEC_GAIN = 1
+# Python code that puts its own process under W^X, and checks that it is.
+UNDER_MDWE = textwrap.dedent(f"""\
+    import ctypes, mmap
+    if ctypes.CDLL(None, use_errno=True).prctl(
+        {PR_SET_MDWE}, {PR_MDWE_REFUSE_EXEC_GAIN}, 0, 0, 0
+    ) != 0:
+        raise SystemExit("prctl(PR_SET_MDWE) failed: Linux 6.3+ needed")
+    try:
+        mmap.mmap(-1, 4096, prot=mmap.PROT_WRITE | mmap.PROT_EXEC)
+    except PermissionError:
+        pass
+    else:
+        raise SystemExit("a writable, executable mapping was allowed")
+""")
 
 
 def _directives() -> list[tuple[str, str]]:
@@ -76,20 +91,8 @@ async def test_the_satellite_hears_its_wake_word_without_writable_code(
     assert ("MemoryDenyWriteExecute", "yes") in _directives()
     under_mdwe = tmp_path / "under_mdwe.py"
     under_mdwe.write_text(
-        textwrap.dedent(f"""\
-            import ctypes, mmap, runpy
-            if ctypes.CDLL(None, use_errno=True).prctl(
-                {PR_SET_MDWE}, {PR_MDWE_REFUSE_EXEC_GAIN}, 0, 0, 0
-            ) != 0:
-                raise SystemExit("prctl(PR_SET_MDWE) failed: Linux 6.3+ needed")
-            try:
-                mmap.mmap(-1, 4096, prot=mmap.PROT_WRITE | mmap.PROT_EXEC)
-            except PermissionError:
-                pass
-            else:
-                raise SystemExit("a writable, executable mapping was allowed")
-            runpy.run_module("voicestack_satellite", run_name="__main__")
-        """),
+        UNDER_MDWE
+        + "import runpy\nrunpy.run_module('voicestack_satellite', run_name='__main__')\n",
         encoding="utf-8",
     )
     monkeypatch.setattr(
@@ -110,3 +113,28 @@ async def test_the_satellite_hears_its_wake_word_without_writable_code(
 
     assert detection.data["name"] == "hey_jarvis"
     assert "kitchen" in speech.transcribe(audio).lower()
+
+
+@pytest.mark.parametrize("backend", sorted(echo_cancel.BACKENDS))
+def test_every_echo_canceller_runs_without_writable_code(backend: str) -> None:
+    # The satellite above runs the first one installed; a Pi may run another.
+    script = UNDER_MDWE + textwrap.dedent(f"""\
+        import numpy as np
+        from voicestack_satellite import echo_cancel
+        _, cancel = echo_cancel.open_backend({backend!r})
+        rng = np.random.default_rng(0)
+        for _ in range(200):  # 2 s of 10 ms frames
+            mic, played = rng.integers(-3000, 3000, (2, echo_cancel.FRAME), np.int16)
+            assert len(cancel(mic.tobytes(), played.tobytes())) == 2 * echo_cancel.FRAME
+        print("cancelled")
+    """)
+    result = subprocess.run(
+        [servers.engines_python(), "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "cancelled"
