@@ -111,7 +111,6 @@ started=$(date +%s)
 pip() {
   "$venv/bin/python" -m pip install --disable-pip-version-check -q --only-binary=:all: "$@"
 }
-pip --upgrade pip
 if [ "$minimal" -eq 1 ]; then
   pip "$here"
 else

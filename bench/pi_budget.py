@@ -1,0 +1,138 @@
+"""The satellite's work per second of audio, and what it comes to on a Raspberry Pi.
+
+``perf stat`` cannot count instructions on this machine (a VM: ``instructions``
+is "not supported"), and arm64 under qemu times the emulator, not a Pi. So the
+x86-64 CPU time of each part is measured here, and converted with a ratio
+bounded by a published figure for the same engine: openWakeWord's README says
+"a single core of a Raspberry Pi 3 can run 15-20 openWakeWord models
+simultaneously in real-time". Measured here: the shared features plus one
+model, and each further model; so the features plus 15 models cost C ms per
+second of audio on this core, and cost at most 1000 ms on a Pi 3 core: a Pi 3
+core is at most ``1000 / C`` times slower than this one for this work. A Pi 4
+(Cortex-A72) is faster than a Pi 3 (Cortex-A53), so the Pi 3 bound is an upper
+bound for a Pi 4 as well: the estimate errs towards more CPU.
+
+Parts, per second of audio on one core: the wake word (features and one model),
+micro VAD, the echo canceller (livekit, what install.sh gives a Pi, on an answer
+with its echo), and one speaker-gate verdict (GE2E over ``VERDICT_S`` of
+speech; one per barge-in, not per second). Budget: wake word + VAD + AEC, what
+runs every second while an answer plays, within one Pi 3 core at the bound
+(so within one Pi 4 core with room to spare, by however much faster a Pi 4 is);
+a verdict's time on the Pi is printed apart (it must come well within 1.5 s).
+
+    .venv-satellite/bin/python -m bench.pi_budget
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+import sys
+import time
+
+if __package__ in {None, ""}:  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from bench.common import (
+    CHUNK_SAMPLES,
+    RATE,
+    SENTENCES,
+    RawWakeWords,
+    figure,
+    header,
+    report,
+    spoken,
+)
+from voicestack_satellite.echo_cancel import EchoCanceller
+from voicestack_satellite.vad import SpeechDetector
+from voicestack_satellite.voiceprint import SpeakerEncoder
+
+MODELS = ("hey_jarvis", "okay_nabu", "alexa", "hey_mycroft", "hey_rhasspy")
+PUBLISHED_MODELS = 15  # the low end of openWakeWord's "15-20 models" on a Pi 3 core
+VERDICT_S = 1.3  # the speech a gate verdict embeds (GATE_WINDOW_S)
+BUDGET = 1.0  # of one Pi 3 core at the bound (a Pi 4 core is faster)
+REPEATS = 3
+
+
+def _cpu_ms_per_s(work: Callable[[], object], audio_s: float) -> float:
+    """The median process time of ``work`` over ``REPEATS``, per second of audio."""
+    times = []
+    for _ in range(REPEATS):
+        started = time.process_time()
+        work()
+        times.append(time.process_time() - started)
+    return float(np.median(times)) / audio_s * 1000
+
+
+def _wake(audio: np.ndarray, names: tuple[str, ...]) -> Callable[[], object]:
+    detector = RawWakeWords(names)
+    return lambda: [
+        detector.process(audio[i : i + CHUNK_SAMPLES])
+        for i in range(0, len(audio), CHUNK_SAMPLES)
+    ]
+
+
+def _vad(audio: np.ndarray) -> Callable[[], object]:
+    detector = SpeechDetector()
+    return lambda: [
+        detector.process(audio[i : i + CHUNK_SAMPLES])
+        for i in range(0, len(audio) - CHUNK_SAMPLES + 1, CHUNK_SAMPLES)
+    ]
+
+
+def _aec(audio: np.ndarray) -> Callable[[], object]:
+    canceller = EchoCanceller(0, "livekit")
+    mic = (audio // 3).astype(np.int16)
+    usable = len(audio) - len(audio) % CHUNK_SAMPLES
+
+    def run() -> None:
+        for at in range(0, usable, CHUNK_SAMPLES):
+            canceller.played(audio[at : at + CHUNK_SAMPLES], at)
+            canceller.process(mic[at : at + CHUNK_SAMPLES], at)
+
+    return run
+
+
+def main() -> None:
+    """Print each part, the Pi ratio bound and the Pi 4 budget."""
+    header("the satellite's work per second of audio, and on a Pi (issue 29)")
+    audio = np.concatenate([spoken(text) for text in SENTENCES])
+    audio_s = len(audio) / RATE
+    one = _cpu_ms_per_s(_wake(audio, MODELS[:1]), audio_s)
+    five = _cpu_ms_per_s(_wake(audio, MODELS), audio_s)
+    per_model = (five - one) / (len(MODELS) - 1)
+    published = one + (PUBLISHED_MODELS - 1) * per_model
+    ratio = 1000 / published
+    vad = _cpu_ms_per_s(_vad(audio), audio_s)
+    aec = _cpu_ms_per_s(_aec(audio), audio_s)
+    encoder = SpeakerEncoder.from_resemblyzer()
+    speech = audio[: round(VERDICT_S * RATE)]
+    verdict = _cpu_ms_per_s(lambda: encoder.embed_pcm(speech), 1.0)
+    report(f"audio: {audio_s:.0f} s of Piper speech; CPU is process time, median of 3")
+    figure("wake word, features + 1 model", one, "ms per s of audio (x86-64)")
+    figure("each further model", per_model, "ms per s of audio (x86-64)")
+    figure(
+        f"features + {PUBLISHED_MODELS} models",
+        published,
+        "ms per s of audio (x86-64)",
+        anchor=("a Pi 3 core, openWakeWord's README: at most", 1000.0),
+    )
+    report(f"  so a Pi 3 core is at most {ratio:.1f}x slower than this one for it")
+    figure("micro VAD", vad, "ms per s of audio (x86-64)")
+    figure("echo canceller (livekit)", aec, "ms per s of audio (x86-64)")
+    figure(f"one speaker-gate verdict ({VERDICT_S} s)", verdict, "ms (x86-64)")
+    steady = one + vad + aec
+    figure(
+        "wake word + VAD + AEC on a Pi 3 core (at most; a Pi 4 is faster)",
+        steady * ratio / 10,
+        "% of one core",
+        detail=f" ({steady:.1f} ms/s here x {ratio:.1f})",
+        goal=(f"<= {BUDGET:.0%} of a core", steady * ratio <= BUDGET * 1000),
+    )
+    figure("one verdict on a Pi 3 core (at most)", verdict * ratio, "ms")
+
+
+if __name__ == "__main__":
+    main()
