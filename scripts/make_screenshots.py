@@ -26,9 +26,7 @@ from pathlib import Path
 import tempfile
 from typing import Any
 
-from homeassistant.auth.const import GROUP_ID_ADMIN
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
-from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from playwright.async_api import Locator, Page, async_playwright
 
@@ -41,17 +39,11 @@ from devstack.satellite import Satellite
 from devstack.spoken_request import prepare_mic, spoken_request
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
+from devstack.web_admin import ONBOARDED, PASSWORD, USERNAME, add_admin
 
 CHROMIUM = "/usr/bin/chromium"
-USERNAME, PASSWORD = "admin", "a long admin password"
 TIMEOUT_MS = 60_000
 SETTLE_MS = 2_000  # the UI's fade-ins and late cards, before a picture
-ONBOARDED = {
-    "version": 4,
-    "minor_version": 1,
-    "key": "onboarding",
-    "data": {"done": ["user", "core_config", "analytics", "integration"]},
-}
 AUTOMATION_ID = "good_morning_bins"
 
 
@@ -74,19 +66,6 @@ def automation(satellite: str) -> dict[str, Any]:
         ],
         "mode": "single",
     }
-
-
-async def add_admin(hass: HomeAssistant) -> None:
-    """An administrator who logs in with Home Assistant's own user names."""
-    provider = next(
-        p for p in hass.auth.auth_providers if isinstance(p, HassAuthProvider)
-    )
-    await provider.async_initialize()
-    provider.data.add_auth(USERNAME, PASSWORD)
-    await provider.data.async_save()
-    user = await hass.auth.async_create_user("Admin", group_ids=[GROUP_ID_ADMIN])
-    credentials = await provider.async_get_or_create_credentials({"username": USERNAME})
-    await hass.auth.async_link_user(user, credentials)
 
 
 async def add_automation(home: Home, satellite: str) -> None:
@@ -188,7 +167,13 @@ async def main(out: Path) -> None:
             home = await stack.enter_async_context(Home.running(workdir / "config"))
             await home.set_up_assist(engines)
             assert await async_setup_component(home.hass, "frontend", {})
-            await add_admin(home.hass)
+            provider = next(
+                p
+                for p in home.hass.auth.auth_providers
+                if isinstance(p, HassAuthProvider)
+            )
+            await provider.async_initialize()
+            await add_admin(home.hass, provider)
             recording_id, device_id = await record_one_request(home, stack, workdir)
             await take(home, recording_id, device_id, out)
 

@@ -27,7 +27,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from homeassistant.auth.const import GROUP_ID_ADMIN
 from homeassistant.auth.providers.homeassistant import HassAuthProvider
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -37,6 +36,7 @@ import pytest
 from custom_components.voicestack.recording_library import recording_library
 from devstack import servers, speech
 from devstack.waiting import wait_for
+from devstack.web_admin import ONBOARDED, PASSWORD, USERNAME, add_admin
 from tests.integration.assist import set_up_assist
 from tests.integration.dialog import Dialog, open_dialog
 
@@ -66,22 +66,6 @@ DARK_CANVAS = """() => {
   const [r, g, b] = canvas.getContext("2d").getImageData(1, 1, 1, 1).data;
   return r + g + b < 3 * 96;
 }"""
-USERNAME, PASSWORD = "admin", "a long admin password"
-ONBOARDED = {
-    "version": 4,
-    "minor_version": 1,
-    "key": "onboarding",
-    "data": {"done": ["user", "core_config", "analytics", "integration"]},
-}
-
-
-async def add_admin(hass: HomeAssistant, provider: HassAuthProvider) -> None:
-    """An administrator who logs in with Home Assistant's own user names."""
-    provider.data.add_auth(USERNAME, PASSWORD)
-    await provider.data.async_save()
-    user = await hass.auth.async_create_user("Admin", group_ids=[GROUP_ID_ADMIN])
-    credentials = await provider.async_get_or_create_credentials({"username": USERNAME})
-    await hass.auth.async_link_user(user, credentials)
 
 
 async def log_in(page: Page, url: str) -> None:
