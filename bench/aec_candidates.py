@@ -83,6 +83,22 @@ def _webrtc(delay_ms: int) -> Process:
     return process
 
 
+def _livekit(delay_ms: int) -> Process:
+    """The same AEC3, prebuilt in the livekit wheel (the satellite's Pi backend)."""
+    from livekit.rtc import AudioFrame, AudioProcessingModule
+
+    apm = AudioProcessingModule(echo_cancellation=True)
+
+    def process(mic: bytes, reference: bytes) -> bytes:
+        apm.process_reverse_stream(AudioFrame(reference, RATE, 1, FRAME))
+        apm.set_stream_delay_ms(delay_ms)
+        frame = AudioFrame(bytearray(mic), RATE, 1, FRAME)
+        apm.process_stream(frame)
+        return frame.data.tobytes()
+
+    return process
+
+
 def _speexdsp(_delay_ms: int) -> Process:
     from speexdsp import EchoCanceller
 
@@ -129,6 +145,7 @@ def _nothing(_delay_ms: int) -> Process:
 CANDIDATES: dict[str, Callable[[int], Process]] = {
     "none (raw mic)": _nothing,
     "aec-audio-processing (WebRTC AEC3)": _webrtc,
+    "livekit (WebRTC AEC3, wheels)": _livekit,
     "speexdsp (Speex MDF)": _speexdsp,
     "pyaec (Speex MDF)": _pyaec(False),
     "pyaec + Speex residual suppression": _pyaec(True),
