@@ -219,10 +219,12 @@ async def test_stop_ends_the_conversation_after_the_first_turn(
 @pytest.mark.parametrize(
     ("memory", "expected"),
     [
-        # Shared: carried within the session, dropped when it ends.
-        ("shared", [None, "c1", None]),
+        # Shared: carried within the session, dropped when it ends. (Each turn
+        # that starts one gets a fresh id, as in Home Assistant's pipeline: its
+        # chat session's, in which the agent's answer is streamed.)
+        ("shared", [0, 0, 1]),
         # Independent: every turn is a conversation of its own.
-        ("independent", [None, None, None]),
+        ("independent", [0, 1, 2]),
     ],
 )
 async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
@@ -231,7 +233,7 @@ async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
     stack: AsyncExitStack,
     pipeline: Pipeline,
     memory: str,
-    expected: list[str | None],
+    expected: list[int],
 ) -> None:
     agent = await acting_agent(hass, stack, pipeline)
     dialog, _turns, _ended = await dialog_with(
@@ -247,7 +249,10 @@ async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
     await dialog.answer("And what day is it?")
     await dialog.wake_and_say("What is the weather like?")
 
-    assert [i.conversation_id for i in agent.inputs] == expected
+    ids = [i.conversation_id for i in agent.inputs]
+    assert None not in ids
+    # Each turn's conversation, numbered in the order they began.
+    assert [list(dict.fromkeys(ids)).index(i) for i in ids] == expected
 
 
 async def test_fragments_after_an_action_make_one_request_and_one_answer(

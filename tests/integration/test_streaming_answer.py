@@ -1,13 +1,15 @@
 """An agent that streams its answer is heard from its first sentence, whole and in order.
 
 The agent (``devstack.streaming_agent``, standing in for an LLM agent: none can
-run here) writes a three-sentence answer into Home Assistant's chat log, here
-over 6 s (slower than the bench's 2 s, so that a loaded machine's slow Piper
-still has seconds to spare). The satellite must start playing it while the
-agent is still writing, so before the rest of the answer has been written, let
-alone synthesized, and what it played, transcribed, must be the whole answer
-in order, in three sentences placed back to back. Real Home Assistant,
-whisper, Piper and satellite.
+run here) writes a three-sentence answer into Home Assistant's chat log over
+2 s, and after its first sentence it waits until that sentence's audio has
+been sent (at most 60 s), as an LLM agent waits for a tool: however slow a
+loaded machine's Piper is, the first audio must reach the satellite before the
+agent writes the rest, let alone before the rest is synthesized (an answer
+spoken only once written would never be sent, and the agent would fail). What
+the satellite played, transcribed, must be the whole answer in order, in
+three sentences placed back to back. Real Home Assistant, whisper, Piper and
+satellite.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ from datetime import datetime
 from pathlib import Path
 import re
 
-from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.core import HomeAssistant
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from devstack import servers
 from devstack.ear import similarity
-from devstack.streaming_agent import STREAMED_ANSWER, StreamingAgent
+from devstack.streaming_agent import STREAMED_ANSWER, add_streaming_agent
+from devstack.waiting import wait_for
 from tests.integration.assist import set_up_assist
 from tests.integration.dialog import open_dialog
 
@@ -52,21 +53,27 @@ async def test_a_streamed_answer_plays_while_the_agent_writes_it_and_is_heard_wh
     whisper: servers.Server,
 ) -> None:
     pipeline = await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    agent = StreamingAgent(hass, stream_s=6.0)
-    entry = MockConfigEntry(domain="test")
-    entry.add_to_hass(hass)
-    conversation.async_set_agent(hass, entry, agent)
-    stack.callback(conversation.async_unset_agent, hass, entry)
-    await async_update_pipeline(hass, pipeline, conversation_engine=entry.entry_id)
     dialog = await open_dialog(hass, stack, tmp_path)
+
+    async def first_audio_sent() -> None:
+        await wait_for(
+            lambda: (
+                (played := dialog.hub.speaker.last) is not None
+                and played.first_audio_at is not None
+            ),
+            60,
+            "the first sentence's audio",
+        )
+
+    agent = await add_streaming_agent(hass, hold=first_audio_sent)
+    await async_update_pipeline(hass, pipeline, conversation_engine=agent.entity_id)
 
     await dialog.wake_and_say("How is the house?")
 
     assert agent.texts, dialog.heard()
     log = (tmp_path / "satellite.log").read_text(errors="replace")
     (started, *_) = speaking_times(log)
-    # The first sentence played before the agent wrote its last words (its
-    # first sentence is written after 1.6 s of the 6).
+    # The satellite started playing before the agent wrote the rest.
     assert started < agent.written[-1], (started - agent.written[-1], log)
     (heard,) = await asyncio.to_thread(dialog.replies)
     assert similarity(heard, STREAMED_ANSWER) >= 0.8, heard
