@@ -35,7 +35,7 @@ AHEAD_S = 5.0  # reference kept ahead of the mic (the player writes ~20 ms ahead
 GATE_HOLD_S = 0.2  # the room's tail and an unknown acoustic delay, after the reference
 GATE_LEVEL_DBFS = -45.0  # a reference frame louder than this is heard in the mic
 # Backend name -> its module, in order of preference (the first installed runs).
-BACKENDS = {"aec3": "aec_webrtc", "livekit": "aec_livekit"}
+BACKENDS = {"aec3": "aec_webrtc", "livekit": "aec_livekit", "pywebrtc": "aec_pywebrtc"}
 # One 10 ms frame: (mic, what the speaker played there) -> the mic, echo removed.
 FrameCanceller = Callable[[bytes, bytes], bytes]
 
