@@ -32,7 +32,7 @@ from devstack.servers import LOOPBACK, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL_GOAL_S = 300.0  # issue 29: install.sh under emulation
-WAKE_TIMEOUT_S = 600.0  # start-up (minutes under emulation and load), then the wake word
+WAKE_TIMEOUT_S = 600.0  # the emulated start-up takes minutes, then the wake word
 LOADED = "barge-in echo handling: aec (livekit); speaker gate: installed"
 NAMESPACE = ("unshare", "--mount", "--propagation", "private", "sh", "-c")
 
