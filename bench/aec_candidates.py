@@ -99,6 +99,19 @@ def _livekit(delay_ms: int) -> Process:
     return process
 
 
+def _pywebrtc(delay_ms: int) -> Process:
+    """The same AEC3, bound alone in the pywebrtc-audio wheel."""
+    from pywebrtc_audio import EchoCanceller
+
+    canceller = EchoCanceller(RATE, 1, delay_ms)
+
+    def process(mic: bytes, reference: bytes) -> bytes:
+        near, far = np.frombuffer(mic, np.int16), np.frombuffer(reference, np.int16)
+        return canceller.process(near, far).tobytes()
+
+    return process
+
+
 def _speexdsp(_delay_ms: int) -> Process:
     from speexdsp import EchoCanceller
 
@@ -146,6 +159,7 @@ CANDIDATES: dict[str, Callable[[int], Process]] = {
     "none (raw mic)": _nothing,
     "aec-audio-processing (WebRTC AEC3)": _webrtc,
     "livekit (WebRTC AEC3, wheels)": _livekit,
+    "pywebrtc-audio (WebRTC AEC3, wheels)": _pywebrtc,
     "speexdsp (Speex MDF)": _speexdsp,
     "pyaec (Speex MDF)": _pyaec(False),
     "pyaec + Speex residual suppression": _pyaec(True),
