@@ -8,14 +8,14 @@ the satellite will do without the missing ones. It asks the package itself
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import sys
 
-from .echo_cancel import EchoCancelError, open_backend
+from .echo_cancel import BACKENDS, EchoCancelError, open_backend
 from .enhance import PACKAGE as SPEEX, EnhanceError, MicEnhancer
 from .speaker_gate import gate_available
 
-CANCELLER_PACKAGES = {"livekit": "livekit", "aec3": "aec-audio-processing"}
 SPEEX_OPTIONS = {"--noise-suppression": (0, 2), "--auto-gain": (10, 0)}
 
 
@@ -32,7 +32,8 @@ def summary(venv: str) -> list[str]:
     ]
     try:
         backend, _cancel = open_backend()
-        package = CANCELLER_PACKAGES[backend]
+        module = importlib.import_module(f".{BACKENDS[backend]}", __package__)
+        package = module.PACKAGE
         lines.append(
             f"- barge-in: echo canceller {package} {_version(package)}: talking over"
             " an answer pauses it (--echo-cancel aec)"

@@ -138,3 +138,25 @@ def test_an_unknown_option_is_refused() -> None:
 
     assert result.returncode == 1
     assert "unknown option --minimla" in result.stderr
+
+
+def test_the_install_ends_saying_what_the_satellite_will_do() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "voicestack_satellite.installed", "/opt/voicestack"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("voicestack-satellite ")
+    assert "run /opt/voicestack/bin/voicestack-satellite --help" in lines[0]
+    assert any(
+        line.startswith("- barge-in: echo canceller ") and "(--echo-cancel aec)" in line
+        for line in lines
+    )
+    assert "- speaker gate (only enrolled voices pause an answer): available" in lines
+    assert any(
+        line.startswith("- --noise-suppression: pyspeex-noise ") for line in lines
+    )
