@@ -3,7 +3,7 @@
 VoiceStack against Home Assistant's built-in ``wyoming`` integration (the anchor),
 both driving the same voicestack-satellite, with the same whisper and Piper
 servers, the same pipeline and the same WAV, in one run (``devstack``
-builds the stack: a real Home Assistant 2025.4 in this process, real subprocesses).
+builds the stack: the venv's real Home Assistant in this process, real subprocesses).
 The satellite has one owner at a time: each run starts a fresh satellite (its
 ``--mic-file`` plays once), adds it to one integration, and removes it afterwards.
 Runs alternate between the two owners (A B, B A, ...) so drifting machine load
