@@ -56,14 +56,15 @@ def equal_error_rate(genuine: Sequence[float], impostor: Sequence[float]) -> flo
 
     Swept over every score as a threshold; the rate at the closest meeting.
     """
-    best_gap, eer = 2.0, 1.0
-    for threshold in sorted({*genuine, *impostor}):
-        false_reject = sum(s < threshold for s in genuine) / len(genuine)
-        false_accept = sum(s >= threshold for s in impostor) / len(impostor)
-        if abs(false_reject - false_accept) < best_gap:
-            best_gap = abs(false_reject - false_accept)
-            eer = (false_reject + false_accept) / 2
-    return eer
+    genuine_sorted, impostor_sorted = np.sort(genuine), np.sort(impostor)
+    thresholds = np.unique(np.concatenate([genuine_sorted, impostor_sorted]))
+    false_reject = np.searchsorted(genuine_sorted, thresholds, "left") / len(genuine)
+    false_accept = 1 - np.searchsorted(impostor_sorted, thresholds, "left") / len(
+        impostor
+    )
+    # The first closest meeting, as the sweep over every threshold found it.
+    closest = int(np.argmin(np.abs(false_reject - false_accept)))
+    return float((false_reject[closest] + false_accept[closest]) / 2)
 
 
 def gate_scores() -> tuple[list[float], list[float]]:

@@ -9,17 +9,19 @@ onset, in five conditions (``bench/gate_family_audio.py``): clean, over the
 answer's AEC3 residual at +10 and 0 dB, in white noise and a fan at 10 dB SNR,
 all in the harness's ``quiet`` room.
 
-Three gates in one run, on the same embeddings:
+Every gate in ``GATES`` in one run, on the same voices and conditions:
 
 - **current** (what ships, ``speaker_gate.py``): the normalized mean of the
   clean phrases, the cosine against the 0.70 threshold (not sure
   ``UNSURE_BAND`` under it, resumed like other; the s-norm explains it);
-- **s-norm** (a candidate, not shipped): the phrases also embedded over the
-  echo residual and room noise (``bench/gate_enrollment.py``), scores
-  normalized against the cohort (adaptive s-norm, ``voiceprint/calibration.py``),
-  enrolled at ``SNORM_ACCEPT`` or more, not sure from ``SNORM_REJECT``;
-- **augmented** (a candidate, not shipped): that enrollment, the cosine
-  against 0.70.
+- **s-norm** and **augmented** (issue 28's first candidates, not shipped):
+  the phrases also embedded over noise (``bench/gate_enrollment.py``), scores
+  normalized against the shipped cohort, or the cosine;
+- **speex**, **nopad**, **segments**, **2.0 s**: what the encoder hears
+  changed (``bench/gate_candidates.py``), the cosine against 0.70;
+- **pooled**, **matched**, **either**: the test side normalized against a
+  cohort heard in every condition (pooled), in the test's own (matched: an
+  upper bound), or the cosine's accept and else the pooled s-norm's (either).
 
 Per condition: false rejects of the enrolled voice (the gate said "other":
 the answer resumes over the user), false accepts of the others (said
@@ -27,13 +29,14 @@ the answer resumes over the user), false accepts of the others (said
 equal-error rate of each gate's score, and the worst same-gender pair. The
 CPU time per verdict (embedding and scoring 1.3 s) is measured on one thread.
 
-    .venv-satellite/bin/python bench/gate_family.py    # ~10 min first, ~1 min cached
+    .venv-satellite/bin/python bench/gate_family.py    # ~15 min first, ~1 min cached
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 import sys
 import time
@@ -45,27 +48,26 @@ import numpy as np
 
 from bench.barge_in_gate import ENROLL_PHRASES, equal_error_rate
 from bench.common import header, median, report
+from bench.gate_candidates import COHORT_PREFIX, COHORT_VARIANTS, PREROLL_S, speex
 from bench.gate_enrollment import augmentations, mean_voiceprint
-from bench.gate_family_audio import AUGMENTED, CONDITIONS, Embeddings, Scenes, Take
+from bench.gate_family_audio import (
+    AUGMENTED,
+    CONDITIONS,
+    GATE_WINDOW_S,
+    Embeddings,
+    Scenes,
+    Take,
+)
 from devstack.voices import RATES
-from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
+from voicestack_satellite.speaker_gate import UNSURE_BAND
 from voicestack_satellite.voiceprint.calibration import Cohort
 
-SNORM_ACCEPT = 4.3  # the s-norm candidate's bands, chosen on this bench
-SNORM_REJECT = 3.3
-
-
-def snorm_verdict(normalized: float) -> str:
-    """The s-norm candidate's band."""
-    if normalized >= SNORM_ACCEPT:
-        return "enrolled"
-    return "unsure" if normalized >= SNORM_REJECT else "other"
-
-
+RAW_ACCEPT = 0.70  # what ships (Home Assistant's default threshold)
+POOLED_TOP = 10  # the pooled cohort's closest voices that set a test's statistics
+COHORT_PHRASES = ENROLL_PHRASES  # what the cohort says (scripts/make_gate_cohort.py)
 ENROLLED = ("joe", "flite-slt", "flite-rms", "flite-awb", "flite-kal")
 VOICES = (*ENROLLED, "espeak-us-f3", "espeak-us-m3", "espeak-gb")
 FEMALE = frozenset({"flite-slt", "espeak-us-f3"})
-CURRENT_THRESHOLD = 0.70
 SENTENCES = (
     "Could you turn the heating down a little?",
     "Is the back door locked?",
@@ -98,28 +100,49 @@ OTHERS_REFUSED = 0.98
 PAIR_REFUSED = 0.95
 
 
-def trials(embeddings: Embeddings, condition: str) -> dict[str, np.ndarray]:
-    """Each voice's (60, 256) test embeddings in ``condition``."""
+def trials(
+    embeddings: Embeddings, condition: str, gate: Gate = None
+) -> dict[str, np.ndarray]:
+    """Each voice's (60, 256) test embeddings in ``condition``, as ``gate`` hears them."""
+    gate = gate or GATES[0]
     return {
         name: np.array(
             [
-                embeddings.of(Take(name, text, rate, condition, 1000 * index + r))
+                embeddings.of(
+                    Take(
+                        name, text, rate, condition, 1000 * index + r,
+                        gate.window_s, gate.treatment,
+                    )
+                )
                 for index, text in enumerate(SENTENCES)
                 for r, rate in enumerate(RATES)
             ]
         )
         for name in VOICES
-    }
+    }  # fmt: skip
 
 
-def current_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
+def current_voiceprint(
+    embeddings: Embeddings, name: str, treatment: str = ""
+) -> np.ndarray:
     """68b2c0f's enrollment: the normalized mean of the three clean phrases."""
     phrases = [
-        embeddings.of(Take(name, text, 1.0, "clean", 500 + n, None))
+        embeddings.of(Take(name, text, 1.0, "clean", 500 + n, None, treatment))
         for n, text in enumerate(ENROLL_PHRASES)
     ]
     mean = np.mean(phrases, axis=0)
     return mean / np.linalg.norm(mean)
+
+
+def cohort_in(embeddings: Embeddings, condition: str) -> np.ndarray:
+    """The cohort's voices heard in ``condition`` (bench/gate_candidates.py), 1.3 s."""
+    return np.array(
+        [
+            embeddings.of(Take(COHORT_PREFIX + variant, text, 1.0, condition, 2000 + n))
+            for variant in COHORT_VARIANTS
+            for n, text in enumerate(COHORT_PHRASES)
+        ]
+    )
 
 
 def augmented_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
@@ -174,43 +197,137 @@ class Tally:
         return worst, refused[worst]
 
 
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One way to decide: what the encoder hears, which score, where it accepts.
+
+    ``score``: ``raw`` (the cosine), ``s-norm`` (the shipped clean cohort),
+    ``pooled`` (s-norm, the test side against the cohort heard in every
+    condition), ``matched`` (the test side against the cohort heard in the
+    test's own condition: an upper bound, the satellite would have to tell
+    the condition), ``either`` (the cosine at ``RAW_ACCEPT`` or ``pooled``).
+    ``enrollment``: ``clean`` or ``augmented`` (bench/gate_enrollment.py).
+    """
+
+    name: str
+    score: str = "raw"
+    accept: float = RAW_ACCEPT
+    unsure: float | None = RAW_ACCEPT - UNSURE_BAND
+    enrollment: str = "clean"
+    treatment: str = ""
+    window_s: float = GATE_WINDOW_S
+
+    def verdict(self, score: float) -> str:
+        """The band ``score`` falls in."""
+        if score >= self.accept:
+            return "enrolled"
+        if self.unsure is not None and score >= self.unsure:
+            return "unsure"
+        return "other"
+
+
+GATES = (
+    Gate("current"),
+    Gate("s-norm", "s-norm", 4.3, 3.3, enrollment="augmented"),
+    Gate("augmented", unsure=None, enrollment="augmented"),
+    Gate("speex", treatment="speex"),
+    Gate("speex 0.73", accept=0.73, unsure=0.68, treatment="speex"),
+    Gate("nopad", treatment="nopad"),
+    Gate("segments", treatment="segments"),
+    Gate("2.0 s", window_s=2.0),
+    Gate("pooled", "pooled", 3.0, 2.5),
+    Gate("matched", "matched", 3.0, 2.5),
+    Gate("either", "either", 3.0, 2.5),
+)
+
+
+class Scorer:
+    """Every gate's score of a test embedding against an enrolled voiceprint."""
+
+    def __init__(self, embeddings: Embeddings, cohort: Cohort) -> None:
+        """Voiceprints per enrollment and treatment, cohorts per condition."""
+        self.embeddings, self.cohort = embeddings, cohort
+        self.pooled = Cohort(
+            np.concatenate([cohort_in(embeddings, c) for c in CONDITIONS]), POOLED_TOP
+        )
+        self.matched = {c: Cohort(cohort_in(embeddings, c)) for c in CONDITIONS}
+        self._prints: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+
+    def voiceprints(self, gate: Gate) -> dict[str, np.ndarray]:
+        """Each enrolled voice's voiceprint as ``gate`` enrolls it."""
+        key = (gate.enrollment, gate.treatment)
+        if key not in self._prints:
+            self._prints[key] = {
+                name: augmented_voiceprint(self.embeddings, name)
+                if gate.enrollment == "augmented"
+                else current_voiceprint(self.embeddings, name, gate.treatment)
+                for name in ENROLLED
+            }
+        return self._prints[key]
+
+    def scores(self, gate: Gate, condition: str, test: np.ndarray) -> np.ndarray:
+        """``gate``'s score of ``test`` against each enrolled voiceprint."""
+        prints = self.voiceprints(gate)
+        raws = np.array([prints[name] @ test for name in ENROLLED])
+        if gate.score == "raw":
+            return raws
+        test_cohort = {
+            "s-norm": self.cohort,
+            "pooled": self.pooled,
+            "either": self.pooled,
+            "matched": self.matched[condition],
+        }[gate.score]
+        test_stats = test_cohort.stats(test)
+        normalized = np.array(
+            [
+                self.cohort.score(
+                    raw, self.cohort.stats(prints[name]), test_stats
+                ).normalized
+                for raw, name in zip(raws, ENROLLED, strict=True)
+            ]
+        )
+        if gate.score == "either":  # the cosine's accept, else the s-norm's
+            return np.where(
+                raws >= RAW_ACCEPT, np.maximum(normalized, gate.accept), normalized
+            )
+        return normalized
+
+
 def judge(embeddings: Embeddings, cohort: Cohort) -> dict[str, dict[str, Tally]]:
-    """Both gates' tallies per condition."""
-    current = {name: current_voiceprint(embeddings, name) for name in ENROLLED}
-    augmented = {name: augmented_voiceprint(embeddings, name) for name in ENROLLED}
-    augmented_stats = {name: cohort.stats(augmented[name]) for name in ENROLLED}
+    """Every gate's tallies per condition."""
+    scorer = Scorer(embeddings, cohort)
     results: dict[str, dict[str, Tally]] = {}
     for condition in CONDITIONS:
-        tallies = {"current": Tally(), "s-norm": Tally(), "augmented": Tally()}
-        for voice, tests in trials(embeddings, condition).items():
-            for test in tests:
-                test_stats = cohort.stats(test)
-                for enrolled in ENROLLED:
-                    raw = float(current[enrolled] @ test)
-                    verdict = SpeakerGate.verdict_of(raw, CURRENT_THRESHOLD)
-                    tallies["current"].add(enrolled, voice, raw, verdict)
-                    raw = float(augmented[enrolled] @ test)
-                    score = cohort.score(raw, augmented_stats[enrolled], test_stats)
-                    verdict = snorm_verdict(score.normalized)
-                    tallies["s-norm"].add(enrolled, voice, score.normalized, verdict)
-                    verdict = "enrolled" if raw >= CURRENT_THRESHOLD else "other"
-                    tallies["augmented"].add(enrolled, voice, raw, verdict)
+        tallies = {gate.name: Tally() for gate in GATES}
+        for gate in GATES:
+            for voice, tests in trials(embeddings, condition, gate).items():
+                for test in tests:
+                    scores = scorer.scores(gate, condition, test)
+                    for enrolled, score in zip(ENROLLED, scores, strict=True):
+                        verdict = gate.verdict(float(score))
+                        tallies[gate.name].add(enrolled, voice, float(score), verdict)
         results[condition] = tallies
     return results
 
 
-def cpu_per_verdict(cohort: Cohort) -> float:
-    """Median CPU ms to embed 1.3 s of speech and normalize its score."""
+def cpu_per_verdict(cohort: Cohort, treatment: str = "") -> float:
+    """Median CPU ms to embed 1.3 s of speech and normalize its score.
+
+    ``speex``: with the noise suppressor over the window and 1 s before it.
+    """
     from voicestack_satellite.voiceprint import SpeakerEncoder
 
     encoder = SpeakerEncoder.from_resemblyzer()
     scenes = Scenes()
-    audio = scenes.audio(Take("flite-rms", SENTENCES[0], 1.0, "fan 10 dB", 1))
+    take = Take("flite-rms", SENTENCES[0], 1.0, "fan 10 dB", 1)
+    audio = scenes.audio(take)
+    noisy = np.concatenate([np.zeros(round(PREROLL_S * 16000), np.int16), audio])
     enrolled = cohort.stats(encoder.embed_pcm(audio))
     times = []
     for _ in range(10):
         started = time.thread_time()
-        test = encoder.embed_pcm(audio)
+        heard = speex(noisy, len(noisy) - len(audio)) if treatment else audio
+        test = encoder.embed_pcm(heard)
         cohort.score(0.5, enrolled, cohort.stats(test))
         times.append((time.thread_time() - started) * 1000)
     return median(times)
@@ -223,7 +340,7 @@ def _pct(share: float) -> str:
 def print_table(results: dict[str, dict[str, Tally]]) -> None:
     """The issue's table, both gates, and the goals."""
     report(
-        f"{'condition':16} {'gate':8} {'enrolled refused':>16} {'not sure':>9}"
+        f"{'condition':16} {'gate':9} {'enrolled refused':>16} {'not sure':>9}"
         f" {'others accepted':>15} {'not sure':>9} {'EER':>7}"
         "  worst same-gender pair refused"
     )
@@ -231,7 +348,7 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
         for gate, tally in tallies.items():
             pair, refused = tally.worst_pair(same_gender=True)
             report(
-                f"{condition:16} {gate:8} {_pct(tally.share(True, 'other')):>16}"
+                f"{condition:16} {gate:9} {_pct(tally.share(True, 'other')):>16}"
                 f" {_pct(tally.share(True, 'unsure')):>9}"
                 f" {_pct(tally.share(False, 'enrolled')):>15}"
                 f" {_pct(tally.share(False, 'unsure')):>9}"
@@ -239,7 +356,7 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
                 f"  {pair}: {_pct(refused)}"
             )
     report()
-    for gate in ("current", "s-norm", "augmented"):
+    for gate in (gate.name for gate in GATES):
         report(f"goals, {gate} gate (not sure counts as not accepted, not refused):")
         for condition, goal in GOALS.items():
             accepted = results[condition][gate].share(True, "enrolled")
@@ -250,8 +367,12 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
         refused = [results[c][gate].share(False, "other") for c in CONDITIONS]
         overall = float(np.mean(refused))
         ok = "PASS" if overall >= OTHERS_REFUSED else "MISS"
+        taken = float(
+            np.mean([results[c][gate].share(False, "enrolled") for c in CONDITIONS])
+        )
         report(
             f"  others refused overall: {_pct(overall)} >= {OTHERS_REFUSED:.0%} {ok}"
+            f" (not taken for the user, not sure resumes today: {_pct(1 - taken)})"
         )
         worst = min(
             (results[c][gate].worst_pair(True) for c in CONDITIONS),
@@ -276,13 +397,15 @@ def main(argv: Sequence[str] = ()) -> None:
     report(
         f"{len(ENROLLED)} enrolled voices x {len(VOICES)} voices x"
         f" {len(SENTENCES)} sentences x {len(RATES)} rates; first 1.3 s;"
-        f" s-norm: accept >= {SNORM_ACCEPT}, not sure >= {SNORM_REJECT};"
-        f" current: cosine >= {CURRENT_THRESHOLD}, not sure {UNSURE_BAND} under it;"
+        f" current: cosine >= {RAW_ACCEPT}, not sure {UNSURE_BAND} under it;"
         f" {embeddings.embedded} embedded this run"
     )
     print_table(results)
+    current, denoised = cpu_per_verdict(cohort), cpu_per_verdict(cohort, "speex")
     report(
-        f"CPU per verdict (embed 1.3 s + s-norm, one thread): {cpu_per_verdict(cohort):.0f} ms"
+        f"CPU per verdict, one thread: embed 1.3 s + s-norm {current:.0f} ms"
+        f" (the anchor); with speex over 2.4 s first {denoised:.0f} ms"
+        f" (ratio {denoised / current:.2f})"
     )
     report(f"bench time: {time.monotonic() - started:.0f} s")
 

@@ -27,11 +27,13 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
+from scipy.signal import oaconvolve
 
+from bench.gate_candidates import COHORT_PREFIX, PREROLL_S, embed, speex
 from bench.gate_enrollment import augment
 from devstack.room_air import CHUNK, ShoeboxAir
 from devstack.room_presets import RATE, preset, responses
-from devstack.voices import RATES, voice
+from devstack.voices import RATES, Voice, voice
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "gate-family"
 GATE_WINDOW_S = 1.3
@@ -56,12 +58,23 @@ class Take:
     condition: str
     seed: int
     window_s: float | None = GATE_WINDOW_S  # None: all of it (enrollment)
+    treatment: str = ""  # a candidate's change (bench/gate_candidates.py)
 
     @property
     def key(self) -> str:
         """Everything that decides the embedding."""
         text = repr((self.voice, self.text, self.rate, self.condition, self.seed))
-        return hashlib.sha256(f"{text}|{self.window_s}".encode()).hexdigest()[:24]
+        text = f"{text}|{self.window_s}"
+        if self.treatment:
+            text = f"{text}|{self.treatment}"
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def speaker(name: str) -> Voice:
+    """A harness voice, or a cohort variant (``cohort-<espeak-ng variant>``)."""
+    if name.startswith(COHORT_PREFIX):
+        return Voice(name, "espeak", f"en-us+{name.removeprefix(COHORT_PREFIX)}")
+    return voice(name)
 
 
 def _voiced_power(samples: np.ndarray) -> float:
@@ -107,8 +120,12 @@ class Scenes:
     """Makes each take's audio, the way the gate would hear it."""
 
     def __init__(self) -> None:
-        """The room's response and the two backgrounds (computed once, cached)."""
+        """The room's response and the two backgrounds (computed once, cached).
+
+        The cohort speaks in the ``tv`` room, the judged voices in ``quiet``.
+        """
         self._user = responses(preset("quiet"))["user"]
+        self._cohort_room = responses(preset("tv"))["user"]
         self._residual = _cached_array("residual", _residual)
         self._fan = _cached_array("fan", _fan)
         active = self._residual[np.abs(self._residual) > 30]
@@ -116,10 +133,11 @@ class Scenes:
 
     def audio(self, take: Take) -> np.ndarray:
         """The take's int16 samples, from its onset (``window_s`` of them at most)."""
-        said = np.frombuffer(voice(take.voice).say(take.text, take.rate), np.int16)
+        said = np.frombuffer(speaker(take.voice).say(take.text, take.rate), np.int16)
         dry = said.astype(np.float64)
         dry *= 32768 * 10 ** (SPEECH_DBFS / 20) / np.sqrt(_voiced_power(dry))
-        wet = np.convolve(dry, self._user)[: len(dry) + RATE // 2]
+        room = self._cohort_room if take.voice.startswith(COHORT_PREFIX) else self._user
+        wet = oaconvolve(dry, room)[: len(dry) + RATE // 2]
         wet *= np.sqrt(_voiced_power(dry) / _voiced_power(wet))
         onset = int(np.flatnonzero(np.abs(wet) > LOUD)[0])
         wet = wet[max(0, onset - RATE // 10) :]
@@ -128,8 +146,11 @@ class Scenes:
         if take.condition.startswith(AUGMENTED):  # as the satellite enrolls
             clean = np.clip(np.rint(wet), -32768, 32767).astype(np.int16)
             return augment(clean, take.condition.removeprefix(AUGMENTED))
+        preroll = round(PREROLL_S * RATE) if take.treatment == "speex" else 0
+        wet = np.concatenate([np.zeros(preroll), wet])
         mixed = wet + self._background(take, wet)
-        return np.clip(np.rint(mixed), -32768, 32767).astype(np.int16)
+        pcm = np.clip(np.rint(mixed), -32768, 32767).astype(np.int16)
+        return speex(pcm, preroll) if take.treatment == "speex" else pcm
 
     def _background(self, take: Take, wet: np.ndarray) -> np.ndarray:
         rng = np.random.default_rng(take.seed)
@@ -171,7 +192,11 @@ class Embeddings:
         if take.key not in self._known:
             if self._scenes is None:
                 self._scenes = Scenes()
-            self._known[take.key] = self._encoder.embed_pcm(self._scenes.audio(take))
+            audio = self._scenes.audio(take)
+            if take.treatment in {"", "speex"}:
+                self._known[take.key] = self._encoder.embed_pcm(audio)
+            else:
+                self._known[take.key] = embed(self._encoder, audio, take.treatment)
             self.embedded += 1
         return self._known[take.key]
 

@@ -1,0 +1,103 @@
+"""The enrolled user over an answer, in the harness's rooms at their own levels.
+
+Issue 28, for the enrolled-user barge-in journey (tests/integration/test_journeys.py):
+bench/gate_family.py mixes voices at set SNRs; here Piper joe enrolls in a
+room as the satellite hears him (``devstack.room_air.ShoeboxAir``: the room's
+impulse responses, drift, noise and levels; the satellite's AEC3 on the mic),
+then says 20 sentences over a long answer the satellite plays in the same
+room, one every 4 s, and the gate judges 1.3 s from each onset, as the
+satellite does. espeak-ng en-gb says the same from the ``other`` place (a
+second person, the TV) for contrast. Printed per room: joe's and the other
+voice's cosine against joe's voiceprint (median, range, the share at the
+threshold 0.70 and in the not-sure band 0.65 to 0.70).
+
+    .venv-satellite/bin/python bench/gate_rooms.py quiet hard    # ~1 min
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+import sys
+
+if __package__ in {None, ""}:  # run as a file: make the repository importable
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+
+import numpy as np
+
+from bench.barge_in_gate import ENROLL_PHRASES
+from bench.common import header, report
+from bench.gate_family import SENTENCES
+from bench.gate_family_audio import ANSWER, GATE_WINDOW_S, LOUD
+from devstack.room_air import CHUNK, ShoeboxAir
+from devstack.room_presets import RATE, preset
+from devstack.voices import voice
+
+THRESHOLD = 0.70
+UNSURE = 0.65
+EVERY_S = 4.0  # one sentence every this many seconds, over the answer
+FIRST_S = 3.0  # the first one after AEC3 had this long to converge
+
+
+def _heard(room: str, said: list[np.ndarray], source: str, answer: bool) -> list:
+    """Each of ``said`` through the room (AEC3 on), from 0.1 s before its onset."""
+    from voicestack_satellite.echo_cancel import EchoCanceller
+
+    air, canceller = ShoeboxAir(preset(room)), EchoCanceller(0)
+    onsets = []
+    for n, pcm in enumerate(said):
+        start = round((FIRST_S + EVERY_S * n) * RATE)
+        direct = air.voice(start, pcm.astype(np.float32), source)
+        onsets.append(start + direct + int(np.flatnonzero(np.abs(pcm) > LOUD)[0]))
+    total = round((FIRST_S + EVERY_S * len(said)) * RATE)
+    played = np.zeros(total, np.int16)
+    if answer:
+        spoken = np.frombuffer(voice("joe").say(ANSWER), np.int16)
+        played = np.resize(spoken, total)  # the answer, again and again
+        air.play(0, played.astype(np.float32))
+    mic = []
+    for at in range(0, total - CHUNK, CHUNK):
+        canceller.played(played[at : at + CHUNK], at)
+        mic.append(canceller.process(air.take(), at))
+    audio = np.concatenate(mic)
+    window = RATE // 10 + round((GATE_WINDOW_S if answer else EVERY_S - 0.3) * RATE)
+    return [audio[onset - RATE // 10 : onset - RATE // 10 + window] for onset in onsets]
+
+
+def _summary(scores: np.ndarray) -> str:
+    accepted = np.mean(scores >= THRESHOLD)
+    unsure = np.mean((scores >= UNSURE) & (scores < THRESHOLD))
+    return (
+        f"median {np.median(scores):.3f} ({scores.min():.3f}-{scores.max():.3f}),"
+        f" >= {THRESHOLD}: {100 * accepted:.0f} %, not sure: {100 * unsure:.0f} %"
+    )
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    """Enroll joe in each room, judge him and another voice over an answer."""
+    from voicestack_satellite.voiceprint import SpeakerEncoder
+
+    header("speaker gate: the enrolled user over an answer, per room")
+    encoder = SpeakerEncoder.from_resemblyzer()
+    joe, other = voice("joe"), voice("espeak-gb")
+    for room in argv or ("quiet", "hard"):
+        phrases = [np.frombuffer(joe.say(t), np.int16) for t in ENROLL_PHRASES]
+        prints = [encoder.embed_pcm(a) for a in _heard(room, phrases, "user", False)]
+        voiceprint = np.mean(prints, axis=0)
+        voiceprint /= np.linalg.norm(voiceprint)
+        for name, speaker, source in (
+            (joe.name, joe, "user"),
+            (other.name, other, "other"),
+        ):
+            said = [np.frombuffer(speaker.say(t), np.int16) for t in SENTENCES]
+            scores = np.array(
+                [
+                    voiceprint @ encoder.embed_pcm(a)
+                    for a in _heard(room, said, source, True)
+                ]
+            )
+            report(f"{room:6} {name:10} ({source}) over the answer: {_summary(scores)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
