@@ -23,13 +23,22 @@ class SwitchingAgent(conversation.AbstractConversationAgent):
     ``devices`` maps a word ("kitchen", "fan") to the entity it turns on
     (``homeassistant.turn_on``, in the request's context, so VoiceStack sees
     the turn changed something); "Turned on the kitchen and the fan." names
-    them back. Every request is recorded (``texts``).
+    them back. Every request is recorded (``texts``). With ``asks_back`` every
+    answer ends in "Anything else?" and asks to go on, as a talkative LLM agent
+    does: the session stays open until its turn limit.
     """
 
-    def __init__(self, hass: HomeAssistant, devices: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        devices: Mapping[str, str],
+        *,
+        asks_back: bool = False,
+    ) -> None:
         """Acting in ``hass`` on ``devices``."""
         self.hass = hass
         self.devices = devices
+        self.asks_back = asks_back
         self.texts: list[str] = []
 
     @property
@@ -64,9 +73,12 @@ class SwitchingAgent(conversation.AbstractConversationAgent):
             ]
         )
         things = " and the ".join(named)
-        response.async_set_speech(f"Turned on the {things}." if named else "Okay.")
+        said = f"Turned on the {things}." if named else "Okay."
+        response.async_set_speech(f"{said} Anything else?" if self.asks_back else said)
         return conversation.ConversationResult(
-            response=response, conversation_id=user_input.conversation_id
+            response=response,
+            conversation_id=user_input.conversation_id,
+            continue_conversation=self.asks_back,
         )
 
 
