@@ -13,7 +13,7 @@ core is at most ``1000 / C`` times slower than this one for this work. A Pi 4
 bound for a Pi 4 as well: the estimate errs towards more CPU.
 
 Parts, per second of audio on one core: the wake word (features and one model),
-micro VAD, the echo canceller (livekit, what install.sh gives a Pi, on an answer
+micro VAD, the echo canceller (pywebrtc-audio, what install.sh gives a Pi, on an answer
 with its echo), and one speaker-gate verdict (GE2E over ``VERDICT_S`` of
 speech; one per barge-in, not per second). Budget: wake word + VAD + AEC, what
 runs every second while an answer plays, within one Pi 3 core at the bound
@@ -83,7 +83,7 @@ def _vad(audio: np.ndarray) -> Callable[[], object]:
 
 
 def _aec(audio: np.ndarray) -> Callable[[], object]:
-    canceller = EchoCanceller(0, "livekit")
+    canceller = EchoCanceller(0, "pywebrtc")
     mic = (audio // 3).astype(np.int16)
     usable = len(audio) - len(audio) % CHUNK_SAMPLES
 
@@ -123,7 +123,7 @@ def main() -> None:
     )
     report(f"  so a Pi 3 core is at most {ratio:.1f}x slower than this one for it")
     figure("micro VAD", vad, "ms per s of audio (x86-64)")
-    figure("echo canceller (livekit)", aec, "ms per s of audio (x86-64)")
+    figure("echo canceller (pywebrtc-audio)", aec, "ms per s of audio (x86-64)")
     figure(f"one speaker-gate verdict ({VERDICT_S} s)", verdict, "ms (x86-64)")
     steady = one + vad + aec
     figure(

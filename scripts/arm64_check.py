@@ -33,7 +33,7 @@ from devstack.servers import LOOPBACK, free_port
 REPO = Path(__file__).resolve().parents[1]
 INSTALL_GOAL_S = 300.0  # issue 29: install.sh under emulation
 WAKE_TIMEOUT_S = 600.0  # the emulated start-up takes minutes, then the wake word
-LOADED = "barge-in echo handling: aec (livekit); speaker gate: installed"
+LOADED = "barge-in echo handling: aec (pywebrtc); speaker gate: installed"
 NAMESPACE = ("unshare", "--mount", "--propagation", "private", "sh", "-c")
 
 
@@ -54,7 +54,7 @@ mount --rbind /dev {merged}/dev
 cp -L /etc/resolv.conf {merged}/etc/resolv.conf
 cp -L /etc/ssl/certs/ca-certificates.crt {merged}/etc/ssl/certs/ca-certificates.crt
 cp -r {REPO / "satellite"} {merged}/root/satellite
-rm -rf {merged}/root/satellite/*.egg-info
+rm -rf {merged}/root/satellite/*.egg-info {merged}/root/satellite/build  # a checkout's build output
 started=$(date +%s)
 chroot {merged} env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
   PIP_CERT=/etc/ssl/certs/ca-certificates.crt sh /root/satellite/install.sh --service

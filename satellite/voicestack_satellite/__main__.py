@@ -124,9 +124,9 @@ def _make_mic_processing(settings: Settings) -> tuple[EchoPath, MicEnhancer | No
         mode = "aec" if echo_cancel_available() else "gate"
         if mode == "gate":
             print(  # noqa: T201 - before logging is set up
-                "voicestack-satellite: no echo canceller is installed (livekit, or "
-                "aec-audio-processing): barge-in gates the mic while the speaker is "
-                "loud (--echo-cancel gate)",
+                "voicestack-satellite: no echo canceller is installed (pywebrtc-audio, "
+                "livekit or aec-audio-processing): barge-in gates the mic while the "
+                "speaker is loud (--echo-cancel gate)",
                 file=sys.stderr,
             )
     enhancer = None

@@ -1,10 +1,11 @@
-"""WebRTC's AEC3 from the ``pywebrtc-audio`` wheel (a measured candidate).
+"""WebRTC's AEC3 from the ``pywebrtc-audio`` wheel: what ``install.sh`` gives a Pi.
 
 ``pywebrtc-audio`` binds WebRTC's echo canceller alone (Apache-2.0), with
-wheels for x86-64 and aarch64 per CPython version: like ``livekit``, nothing
-compiles. Measured against the other two in ``bench/aec_backends.py`` and
-``bench/aec_candidates.py`` (docs/benchmarks.md); used only when installed and
-neither of the others is.
+wheels for x86-64 and aarch64 per CPython version: nothing compiles. Chosen
+over ``livekit`` by ``bench/aec_backends.py`` and ``bench/aec_candidates.py``
+(docs/benchmarks.md): as much echo removed as ``aec-audio-processing`` or more
+in every room, and the voice over an answer kept nearly as well. Where
+``aec-audio-processing`` is installed (built from source), that runs first.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ that audio is the reference for one of two handlers:
 
 - ``EchoCanceller``: WebRTC's echo canceller (AEC3) subtracts the reference
   from the mic and suppresses what is left. Two packages ship it (``BACKENDS``,
-  one module each): ``livekit`` (wheels for x86-64 and aarch64, the default)
-  and ``aec-audio-processing`` (built from source). Measured in
+  one module each): ``aec-audio-processing`` (built from source),
+  ``pywebrtc-audio`` (wheels for x86-64 and aarch64: what a Pi installs) and
+  ``livekit`` (wheels too). Measured in
   ``bench/aec_backends.py`` in the listening harness's rooms.
 - ``ReferenceGate``: without a canceller, the mic is muted while the speaker
   is loud and for a hold time after. The echo never gets through, and neither
@@ -35,7 +36,7 @@ AHEAD_S = 5.0  # reference kept ahead of the mic (the player writes ~20 ms ahead
 GATE_HOLD_S = 0.2  # the room's tail and an unknown acoustic delay, after the reference
 GATE_LEVEL_DBFS = -45.0  # a reference frame louder than this is heard in the mic
 # Backend name -> its module, in order of preference (the first installed runs).
-BACKENDS = {"aec3": "aec_webrtc", "livekit": "aec_livekit", "pywebrtc": "aec_pywebrtc"}
+BACKENDS = {"aec3": "aec_webrtc", "pywebrtc": "aec_pywebrtc", "livekit": "aec_livekit"}
 # One 10 ms frame: (mic, what the speaker played there) -> the mic, echo removed.
 FrameCanceller = Callable[[bytes, bytes], bytes]
 

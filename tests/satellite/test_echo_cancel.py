@@ -213,9 +213,10 @@ def test_without_the_package_the_canceller_says_what_to_install(
 
     with pytest.raises(EchoCancelError, match="pip install aec-audio-processing"):
         EchoCanceller(LATENCY, "aec3")
-    assert EchoCanceller(LATENCY).backend == "livekit"  # the next one installed
-    monkeypatch.setitem(sys.modules, "livekit.rtc", None)
+    assert EchoCanceller(LATENCY).backend == "pywebrtc"  # the next one installed
     monkeypatch.setitem(sys.modules, "pywebrtc_audio", None)
+    assert EchoCanceller(LATENCY).backend == "livekit"
+    monkeypatch.setitem(sys.modules, "livekit.rtc", None)
     with pytest.raises(EchoCancelError, match="pip install livekit"):
         EchoCanceller(LATENCY)
     ReferenceGate(LATENCY)  # the fallback needs nothing
