@@ -4,8 +4,9 @@ A peer here is an asyncio server on 127.0.0.1 that writes given bytes, the way a
 hostile or broken device on the network would; the reader is opened as Home
 Assistant's link and ``describe`` open theirs (``limit=MAX_HEADER_BYTES``).
 
-The satellite's ``wire.py`` is a symlink to the core's: the tests below pin that
-it stays one file, and that the satellite's wheel carries its real content.
+The satellite's ``wire.py`` is a copy of the core's (``satellite/`` must work
+copied on its own): the tests below pin that it stays the same text, and that the
+satellite's wheel carries it.
 """
 
 from __future__ import annotations
