@@ -174,9 +174,12 @@ async def _run(
     events = _event_hooks(settings, coordinator)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = Peer(reader, writer, write_timeout_s=settings.write_timeout_s)
-        if events is not None:
-            peer.observer = events.observe
+        peer = Peer(
+            reader,
+            writer,
+            write_timeout_s=settings.write_timeout_s,
+            observer=None if events is None else events.observe,
+        )
         if not connections.admit(peer):
             return
         try:

@@ -44,8 +44,13 @@ class Peer:
         writer: asyncio.StreamWriter,
         *,
         write_timeout_s: float,
+        observer: Callable[[Peer, str, Event | None], None] | None = None,
     ) -> None:
-        """Wrap an accepted connection; nothing runs until the first send."""
+        """Wrap an accepted connection; nothing runs until the first send.
+
+        ``observer`` hears each event read ("in") or sent ("out"), and
+        "closed" (event_hooks.py).
+        """
         self._reader = reader
         self._writer = writer
         self._write_timeout_s = write_timeout_s
@@ -64,8 +69,7 @@ class Peer:
         self.connected_at = time.monotonic()
         self.last_seen = self.connected_at  # when the peer last sent an event
         self.heard = False  # it has sent at least one complete event
-        # Hears each event read ("in") or sent ("out"), and "closed" (event_hooks.py).
-        self.observer: Callable[[Peer, str, Event | None], None] | None = None
+        self.observer = observer
         # StreamReader has no setter for its limit.
         reader._limit = MAX_HEADER_BYTES  # type: ignore[attr-defined]  # noqa: SLF001
         if (sock := writer.get_extra_info("socket")) is not None:

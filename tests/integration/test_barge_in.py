@@ -139,10 +139,16 @@ async def enroll_joe(house: House) -> None:
     await house.room.quiet(asked, quiet_s=0.8)  # the prompt was said
     await house.room.say(speech.speak(ENROLL_PHRASE))
     response = await asyncio.wait_for(enrolling, 30)
+    # The simple room: no noise, joe's one phrase well clear of the cohort.
     assert response == {
         "person": JOE,
         "phrases": 1,
         "seconds": [pytest.approx(2.5, abs=1.5)],
+        "quality": {
+            "margin": pytest.approx(19, abs=9),
+            "rating": "good",
+            "warnings": {},
+        },
     }
 
 
