@@ -63,7 +63,6 @@ from tests.integration.assist import (
 SATELLITE = "assist_satellite.test_satellite"
 MODE = "select.test_satellite_voice_mode"
 PERSON = "person.sam"
-PORCH = "input_boolean.porch_light"
 # "Tell me about the house." (a custom sentence): three sentences, the state now.
 HOUSE_REPORT = (
     "Here is the news from your home tonight, room by room, as it stands.",
@@ -219,7 +218,7 @@ async def set_up_house(
     piper: servers.Server,
     whisper: servers.Server,
 ) -> House:
-    """The kitchen light, the front door, the fan, the porch, the house report.
+    """The kitchen light, the front door, the fan, the house report.
 
     Assist with whisper and Piper, and sam, a person. The satellite runs in
     ``room``; Home Assistant's default agent answers.
@@ -236,16 +235,7 @@ async def set_up_house(
     for component, config in (
         ("assist_pipeline", {}),
         ("conversation", {}),
-        (
-            "input_boolean",
-            {
-                "input_boolean": {
-                    "kitchen_power": {},
-                    "fan_power": {},
-                    "porch_light": {},
-                }
-            },
-        ),
+        ("input_boolean", {"input_boolean": {"kitchen_power": {}, "fan_power": {}}}),
         ("intent_script", {"intent_script": {"HouseReport": report}}),
         ("template", {"template": [entities]}),
     ):

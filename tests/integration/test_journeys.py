@@ -52,7 +52,6 @@ from tests.integration.assist import (
     words,
 )
 from tests.integration.journey_house import (
-    PORCH,
     STEP_TIMEOUT_S,
     House,
     Person,
@@ -128,15 +127,18 @@ FOLLOW_ON_GAP_S = {"quiet": 0.3, "hard": 1.2}
 async def a_follow_on_after_an_action_to_the_turn_limit(house: House) -> None:
     """A talkative agent: each answer asks back, until the turn limit (3) closes.
 
-    Turn 1 acts (the porch), so turn 2's fragments ("Turn on the kitchen
-    light." … "and the fan too.", 0.8 s) are one request, one answer; turn 3's
-    answer asks back too, and nobody listens any more: the closing follows it.
+    Turn 1 acts (the kitchen light), so turn 2's fragments ("Turn on the
+    kitchen light." … "and the fan too.", 0.8 s) are one request, one answer;
+    turn 3's answer asks back too, and nobody listens any more: the closing
+    follows it. (Turn 1 says what tiny.en hears in the hard room: its "porch"
+    came back as "cord's" and "quartz", a turn that acted on nothing, after
+    which fragments are not held.)
     """
     hass = house.hass
     await hass.services.async_call(
         "homeassistant", "turn_off", {"entity_id": [LIGHT, FAN]}, blocking=True
     )
-    devices = {"porch": PORCH, "kitchen": LIGHT, "fan": FAN}
+    devices = {"kitchen": LIGHT, "fan": FAN}
     agent = SwitchingAgent(hass, devices, asks_back=True)
     person = Person("joe")
     count = len(house.utterances)
@@ -148,7 +150,7 @@ async def a_follow_on_after_an_action_to_the_turn_limit(house: House) -> None:
     async with AsyncExitStack() as stack:
         await use_agent(hass, stack, house.pipeline, agent.async_process, agent=agent)
         stack.push_async_callback(house.use_the_default_agent)
-        said = await house.wake_and_say(person, "Turn on the porch light.")
+        said = await house.wake_and_say(person, "Switch on the kitchen light.")
         await house.answered(count + 1, quiet_s=0.6)
         await house.room.say(fragments[0] + speech.silence(gap_s) + short)
         await wait_for(
@@ -160,18 +162,18 @@ async def a_follow_on_after_an_action_to_the_turn_limit(house: House) -> None:
         await house.settled()
 
     assert len(agent.texts) == 3, agent.texts
-    assert "porch" in words(agent.texts[0]), agent.texts
+    assert "kitchen" in words(agent.texts[0]), agent.texts
     assert {"kitchen", "fan"} <= set(words(agent.texts[1])), agent.texts
     await house.heard(
         [
-            "Turned on the porch. Anything else?",
+            "Turned on the kitchen. Anything else?",
             "Turned on the kitchen and the fan. Anything else?",
             "Okay. Anything else? Say the wake word to go on.",
         ],
         since=said.at,
     )
-    states = [hass.states.get(e).state for e in (PORCH, LIGHT, FAN)]
-    assert states == [STATE_ON] * 3, states
+    states = [hass.states.get(e).state for e in (LIGHT, FAN)]
+    assert states == [STATE_ON] * 2, states
     wake_words = [u.data["wake_word"] for u in house.utterances[count:]]
     assert wake_words[0] == "hey_jarvis", wake_words
     assert set(wake_words[1:]) == {None}, wake_words
