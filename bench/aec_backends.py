@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-import itertools
 from pathlib import Path
 import sys
 import time
@@ -40,7 +39,7 @@ if __package__ in {None, ""}:  # run as a file: make the repository importable
 import numpy as np
 
 from bench.barge_in_replay import Replay
-from bench.barge_in_rooms import POINTS, ROOMS, answer_pcm, commands
+from bench.barge_in_rooms import POINTS, ROOMS, commands, play_answers
 from bench.common import figure, header, report
 from devstack.room_presets import RATE, preset
 
@@ -88,17 +87,7 @@ async def _answers(replay: Replay, seconds: float, figures: Figures) -> float:
         return out
 
     replay.echo.process = timed  # type: ignore[method-assign]
-    played = 0.0
-    for index in itertools.count():
-        if played >= seconds:
-            break
-        pcm = answer_pcm(index)
-        replay.speaker.start(pcm)
-        await replay.play_out()
-        replay.end_request()  # a self-report's "request" (counted, then dropped)
-        await replay.run(0.5)
-        played += len(pcm) / RATE
-    return played
+    return await play_answers(replay, seconds)
 
 
 async def _erle(room: str, backend: str, figures: Figures) -> None:

@@ -110,6 +110,15 @@ async def self_pauses(
     The CPU is the satellite's part: its echo path and barge-in.
     """
     replay = Replay(room)
+    played = await play_answers(replay, seconds)
+    return len(replay.speaker.pauses), len(replay.reports), played, replay.cpu_s
+
+
+async def play_answers(replay: Replay, seconds: float) -> float:
+    """Long answers one after the other, nobody talking, ``seconds`` of them.
+
+    Returns the seconds played (the last answer is played whole).
+    """
     played = 0.0
     for index in itertools.count():
         if played >= seconds:
@@ -120,7 +129,7 @@ async def self_pauses(
         replay.end_request()  # a self-report's "request" (counted, then dropped)
         await replay.run(0.5)
         played += len(pcm) / RATE
-    return len(replay.speaker.pauses), len(replay.reports), played, replay.cpu_s
+    return played
 
 
 async def commands(
