@@ -39,7 +39,6 @@ COHORT_PREFIX: Final = "cohort-"  # a voice name: one of the cohort's variants
 PREROLL_S: Final = 1.0  # the room heard before the voice, for the denoiser
 SEGMENT_FRAMES: Final = 80  # 0.8 s sub-windows
 SEGMENT_STEP: Final = 20  # every 0.2 s
-TREATMENTS: Final = ("speex", "nopad", "segments")
 
 
 def speex(samples: np.ndarray, preroll: int) -> np.ndarray:

@@ -33,7 +33,7 @@ from bench.gate_candidates import COHORT_PREFIX, PREROLL_S, embed, speex
 from bench.gate_enrollment import augment
 from devstack.room_air import CHUNK, ShoeboxAir
 from devstack.room_presets import RATE, preset, responses
-from devstack.voices import RATES, Voice, voice
+from devstack.voices import Voice, voice
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "gate-family"
 GATE_WINDOW_S = 1.3
@@ -207,8 +207,3 @@ class Embeddings:
             partial = self._path.with_suffix(".tmp.npz")
             np.savez(partial, **self._known)
             partial.replace(self._path)
-
-
-def rate_of(index: int) -> float:
-    """The speaking rate of the ``index``-th sentence: the harness's three in turn."""
-    return RATES[index % len(RATES)]

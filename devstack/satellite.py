@@ -228,11 +228,6 @@ class Satellite:
         """The satellite's log (debug level)."""
         return self.workdir / "satellite.log"
 
-    @property
-    def response_wav(self) -> Path:
-        """The first stream Home Assistant had played (FileSink numbers them)."""
-        return self.workdir / "played.1.wav"
-
     @classmethod
     @asynccontextmanager
     async def running(

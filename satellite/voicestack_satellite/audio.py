@@ -17,7 +17,6 @@ import numpy as np
 RATE = 16000
 WIDTH = 2
 CHANNELS = 1
-SAMPLES_PER_MS = RATE // 1000
 
 _DTYPE_BY_WIDTH = {1: np.uint8, 2: np.int16, 4: np.int32}
 

@@ -11,7 +11,7 @@ answer, the onset rule says (``speech_over.py``). Per window:
    is a barge-in: ``voicestack-barge-in`` {stream, played, onset} goes to the
    owner and the mic is captured from just before the voice began. Speech that
    stops sooner (a cough, a door) was not one: the player resumes by itself
-   where it paused, and the owner hears nothing (counted in ``false_starts``).
+   where it paused, and the owner hears nothing.
 3. **Name the voice.** With voiceprints, ``GATE_WINDOW_S`` of speech from the
    onset (or all of it, if it ended sooner) is embedded off the event loop and
    ``voicestack-voice`` says whose it is.
@@ -94,7 +94,6 @@ class BargeIn:
         self._capture = Capture(preroll_s)
         self._voice = VoiceStart(windows(END_QUIET_S))
         self.phase = Phase.WATCH
-        self.false_starts = 0  # pauses that resumed by themselves
         self.reported = 0  # barge-ins reported to the owner
         self._reset_run()
         self._paused: tuple[str, str, int] | None = None  # player id, owner id, played
@@ -176,7 +175,6 @@ class BargeIn:
 
     def _run_ended(self) -> None:
         if self.phase is Phase.PAUSED:  # too short: not a barge-in
-            self.false_starts += 1
             self._player.resume()
             self.phase = Phase.WATCH
             _LOGGER.debug("Resumed by itself: %d ms of speech", 10 * self._voiced)
