@@ -182,17 +182,28 @@ async def a_follow_on_after_an_action_to_the_turn_limit(house: House) -> None:
 # Who says the wake word nobody follows: espeak-ng's slow "Jarvis" rings on
 # longest, but in the hard room's fan openWakeWord does not wake to it.
 FALSE_WAKE_VOICE = {"quiet": "espeak-gb", "hard": "joe"}
+# The quiet room's silence is no speech to the satellite's VAD. In the hard room
+# the fan once passed it for a moment (CI, 2026-11-28: 1.68 s of audio, then the
+# end of speech; not seen again in 4 runs of this journey and 6 of
+# tests/satellite/test_false_wake_room.py): whisper then found no words, and
+# that request too reached nobody and said nothing, as asserted below.
+EMPTY_AFTER_A_FALSE_WAKE = {
+    "quiet": {("empty", "no_speech")},
+    "hard": {("empty", "no_speech"), ("empty", "no_words")},
+}
 
 
 async def a_false_wake_then_silence(house: House) -> None:
-    """Nobody speaks after "Hey Jarvis.": no request, nothing said, ``no_speech``."""
+    """Nobody speaks after "Hey Jarvis.": nothing reaches the agent, nothing is said."""
     count = len(house.utterances)
     voice = FALSE_WAKE_VOICE[house.room.preset.name]
     said = await house.say(Person(voice), "Hey Jarvis.")
     await house.answered(count + 1)
 
     (utterance,) = [u.data for u in house.utterances[count:]]
-    assert (utterance["outcome"], utterance["reason"]) == ("empty", "no_speech")
+    assert (utterance["outcome"], utterance["reason"]) in EMPTY_AFTER_A_FALSE_WAKE[
+        house.room.preset.name
+    ]
     assert utterance["sent_to_agent"] is False
     # The satellite's awake chime, and not a word.
     assert not await house.spoken(said.at), await house.transcript(said.at)
