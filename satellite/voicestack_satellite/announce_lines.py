@@ -78,7 +78,12 @@ def parse_line(line: bytes) -> dict[str, object]:
 
 
 class TokenBucket:
-    """``capacity`` lines at once, then one more every ``period_s / capacity``."""
+    """``capacity`` lines at once, then one more every ``period_s / capacity``.
+
+    The satellite's only token bucket. Home Assistant's announcer has its own,
+    per source (``core/announce/limits.py``): the satellite is a separate
+    install and does not import the integration.
+    """
 
     def __init__(
         self, capacity: int, period_s: float, clock: Callable[[], float]

@@ -25,13 +25,12 @@ import sys
 import numpy as np
 
 from .audio import RATE, read_wav
+from .backoff import Backoff
 from .mic_format import CHUNK_SAMPLES, NATIVE, MicConverter, MicFormat
 
 _LOGGER = logging.getLogger(__name__)
 
 CHUNK_BYTES = CHUNK_SAMPLES * 2  # VAD splits a chunk into 10 ms windows
-BACKOFF_START_S = 1.0
-BACKOFF_MAX_S = 30.0
 
 
 def _scaled(samples: np.ndarray, volume: float) -> np.ndarray:
@@ -96,7 +95,7 @@ class CommandMic:
 
         Each time it cannot start or exits, ``on_error`` is told why.
         """
-        backoff = BACKOFF_START_S
+        backoff = Backoff()
         while True:
             try:
                 process = await asyncio.create_subprocess_exec(
@@ -111,15 +110,14 @@ class CommandMic:
                 try:
                     assert process.stdout is not None
                     async for chunk in _chunks(process.stdout, self._format):
-                        backoff = BACKOFF_START_S
+                        backoff.reset()
                         yield _scaled(chunk, self._volume)
                 finally:
                     await _stop(process)
                 failure = f"mic command exited with code {process.returncode}"
             _LOGGER.error("%s; restarting", failure)
             on_error(failure)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX_S)
+            await backoff.wait()
 
 
 class StdinMic:

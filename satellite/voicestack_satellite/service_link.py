@@ -16,13 +16,12 @@ import logging
 
 from wyoming.event import Event
 
+from .backoff import Backoff
 from .peer import Peer
 from .wire import MAX_HEADER_BYTES
 
 _LOGGER = logging.getLogger(__name__)
 
-BACKOFF_START_S = 1.0
-BACKOFF_MAX_S = 30.0
 MAX_SERVICE_PAYLOAD = 64 * 1024  # a service answers with small events only
 
 
@@ -72,7 +71,7 @@ class ServiceLink:
             self.peer.abort()
 
     async def _run(self) -> None:
-        backoff = BACKOFF_START_S
+        backoff = Backoff()
         where = f"{self._what} tcp://{self._host}:{self._port}"
         while True:
             try:
@@ -81,17 +80,21 @@ class ServiceLink:
                 )
             except OSError as err:
                 _LOGGER.warning(
-                    "Cannot reach the %s: %s; retrying in %g s", where, err, backoff
+                    "Cannot reach the %s: %s; retrying in %g s",
+                    where,
+                    err,
+                    backoff.delay_s,
                 )
             else:
                 _LOGGER.info("Connected to the %s", where)
-                backoff = BACKOFF_START_S
+                backoff.reset()
                 await self._serve(
                     Peer(reader, writer, write_timeout_s=self._write_timeout_s)
                 )
-                _LOGGER.warning("Lost the %s; reconnecting in %g s", where, backoff)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX_S)
+                _LOGGER.warning(
+                    "Lost the %s; reconnecting in %g s", where, backoff.delay_s
+                )
+            await backoff.wait()
 
     async def _serve(self, peer: Peer) -> None:
         self.peer = peer

@@ -3,6 +3,12 @@
 Many clients that lost the same Home Assistant (it restarted) must not all come
 back in the same instant, so each delay is drawn at random below its
 exponential ceiling; a successful connection starts the sequence again.
+
+Why its own and not the integration's (``custom_components/voicestack/core/
+backoff.py``): the client is a standalone package for other programs, with
+aiohttp as its one dependency; it never imports Home Assistant's integration,
+which is not installed where it runs. Its public ``Backoff`` arguments
+(``initial_s``, ``max_s``, ``factor``, ``jitter``) are part of its API.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Backoff sleeps, the block policy's timeout, ``close``'s deadline and ``ttl``
 accounting read and schedule on a ``Clock``; tests pass a manual clock and
 move time themselves, so nothing really sleeps. Network I/O keeps aiohttp's
 own (real) timeouts.
+
+The same ``Clock`` shape as the integration's ``core/clock.py`` (so one manual
+clock, ``devstack/manual_clock.py``, drives both in tests), but a copy of its
+own: the client is a standalone package and cannot import the integration.
 """
 
 from __future__ import annotations
