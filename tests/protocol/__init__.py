@@ -1,0 +1,1 @@
+"""Tests: voicestack-protocol, the events both ends share."""
