@@ -54,7 +54,7 @@ from custom_components.voicestack.core.clock import LoopClock
 from devstack import room_presets, speech
 from devstack.room import Room
 from devstack.satellite import play_answer, read_until, run_satellite, satellite
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 from voicestack_satellite.capture import Capture, VoiceStart
 from voicestack_satellite.echo_path import EchoPath
 from voicestack_satellite.vad import WINDOW_SAMPLES, SpeechDetector

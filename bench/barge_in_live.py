@@ -34,7 +34,7 @@ from bench.barge_in_rooms import answer_pcm, command, heard_right
 from bench.common import header, report
 from devstack.room import Room
 from devstack.satellite import play_answer, read_until, satellite
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 TRIALS = 8
 ROOMS = ("quiet", "hard")

@@ -25,8 +25,8 @@ import numpy as np
 
 from devstack.room_air import CHUNK, Air, ShoeboxAir, SimpleAir
 from devstack.room_presets import RATE, Preset, preset
+from voicestack_protocol import BargeInConfig
 from voicestack_satellite.barge_in import BargeIn
-from voicestack_satellite.barge_in_protocol import BargeInConfig
 from voicestack_satellite.echo_path import EchoPath
 from voicestack_satellite.speaker_gate import SpeakerGate
 

@@ -88,7 +88,6 @@ from bench.common import DEFAULTS, figure, header, report, verdict
 from custom_components.voicestack.const import DESCRIBE_TIMEOUT_S, DOMAIN
 from custom_components.voicestack.core.link import MAX_PAYLOAD_BYTES
 from custom_components.voicestack.core.request_audio import MAX_QUEUED_AUDIO_BYTES
-from custom_components.voicestack.core.wire import MAX_HEADER_BYTES
 from custom_components.voicestack.core.wyoming_info import (
     DESCRIBE_MAX_PAYLOAD_BYTES,
 )
@@ -101,6 +100,7 @@ from devstack.runner import run_bench
 from devstack.satellite import RunningSatellite, read_until, satellite
 from devstack.voicestack_entry import satellite_entity
 from devstack.waiting import wait_for
+from voicestack_protocol import MAX_HEADER_BYTES
 from voicestack_satellite.connections import NON_OWNER_MAX_PAYLOAD
 from voicestack_satellite.memory import release_freed_memory
 from voicestack_satellite.peer import MAX_QUEUED_BYTES

@@ -61,7 +61,7 @@ from bench.common import (
 )
 from devstack import servers, speech
 from devstack.satellite import CLI, read_until, run_satellite, satellite
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 from voicestack_satellite.audio import read_wav
 from voicestack_satellite.player import BLOCK_S, Player
 from voicestack_satellite.sinks import CommandSink, FileSink, Sink

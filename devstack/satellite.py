@@ -28,7 +28,7 @@ from devstack import servers
 from devstack.errors import StackError
 from devstack.room import Room
 from devstack.servers import LOOPBACK
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 CLI = [servers.engines_python(), "-m", "voicestack_satellite"]
 SATELLITE_NAME = "Kitchen satellite"

@@ -38,10 +38,11 @@ from wyoming.event import Event
 from wyoming.pipeline import RunPipeline
 from wyoming.wake import Detect
 
+from voicestack_protocol import LISTEN, NO_SPEECH, PREROLL, listen_event
+
 from . import compat
 from .const import DOMAIN
 from .core.follow_up import EndReason, Session
-from .core.protocol import LISTEN, NO_SPEECH, PREROLL, listen_event
 from .core.turn import FOLLOW_UP_TIMEOUT_S
 from .core.wav import Pcm
 from .entity import VoiceStackEntity

@@ -33,18 +33,23 @@ from typing import Any, Final
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from wyoming.event import Event
 
-from .const import EVENT_BARGE_IN
-from .core.barge_in import BargeIn
-from .core.barge_in_policy import BargeInKind, BargeInRecord, Verdict
-from .core.barge_in_protocol import (
+from voicestack_protocol import (
+    BARGE_IN,
+    BARGE_IN_CONFIG,
+    VOICE,
     VoiceReport,
     barge_in_config_event,
     barge_in_request_event,
+    flush_event,
     parse_barge_in,
     parse_voice,
+    resume_event,
 )
+
+from .const import EVENT_BARGE_IN
+from .core.barge_in import BargeIn
+from .core.barge_in_policy import BargeInKind, BargeInRecord, Verdict
 from .core.clock import Clock, LoopClock
-from .core.protocol import BARGE_IN, BARGE_IN_CONFIG, VOICE, flush_event, resume_event
 from .core.resume_point import SentenceMismatchError
 from .core.wav import Pcm
 from .hub import SatelliteHub

@@ -28,15 +28,17 @@ from homeassistant.core import callback
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from wyoming.event import Event
 
-from .const import DOMAIN
-from .core.barge_in_protocol import (
+from voicestack_protocol import (
+    ENROLL,
+    VOICEPRINT,
     PhraseHeard,
     VoiceprintReport,
     enroll_event,
     parse_voiceprint,
 )
+
+from .const import DOMAIN
 from .core.enrollment_quality import EnrollmentQuality, assess
-from .core.protocol import ENROLL, VOICEPRINT
 from .runtime import SatelliteRuntime
 from .voiceprints import EnrolledVoice, VoiceprintLibrary
 

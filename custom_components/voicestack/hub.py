@@ -33,10 +33,11 @@ from wyoming.event import Event
 from wyoming.satellite import PauseSatellite, RunSatellite
 from wyoming.snd import Played
 
+from voicestack_protocol import HELLO, PROTOCOL_VERSION, hello_event, parse_played
+
 from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
-from .core.protocol import HELLO, PROTOCOL_VERSION, hello_event, parse_played
 from .core.speaker import Speaker
 from .subscriptions import Subscribers
 

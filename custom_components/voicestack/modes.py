@@ -32,9 +32,10 @@ from homeassistant.components.tts.helper import get_engine_instance
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
+from voicestack_protocol import LISTEN, listen_event
+
 from .const import EVENT_DICTATION
 from .core.clock import LoopClock
-from .core.protocol import LISTEN, listen_event
 from .core.router import (
     AgentTarget,
     Decision,

@@ -16,8 +16,9 @@ from homeassistant.const import EntityCategory, UnitOfTime
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from voicestack_protocol import MIN_SPEECH_S
+
 from .barge_in_control import BargeInControl
-from .core.protocol import MIN_SPEECH_S
 from .entity import VoiceStackSettingEntity
 from .hub import SatelliteHub
 from .runtime import VoiceStackConfigEntry

@@ -34,6 +34,8 @@ from homeassistant.util import dt as dt_util
 from wyoming.event import Event
 from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 
+from voicestack_protocol import parse_preroll
+
 from .const import (
     CONF_RECORDINGS_KEEP,
     CONF_RECORDINGS_MAX_MB,
@@ -42,7 +44,6 @@ from .const import (
 )
 from .core.clock import Clock
 from .core.no_speech import EmptyReason
-from .core.protocol import parse_preroll
 from .core.recording import EndOfSpeech, Outcome, Recording
 from .core.request_result import stage_of_error
 from .core.router.route import Route

@@ -25,8 +25,9 @@ from homeassistant.exceptions import HomeAssistantError
 import voluptuous as vol
 from wyoming.event import Event as WyomingEvent
 
+from voicestack_protocol import ANNOUNCE, ANNOUNCE_OPTIONAL, Announce, parse_announce
+
 from .const import DOMAIN, SERVICE_ANNOUNCE
-from .core.protocol import ANNOUNCE, ANNOUNCE_OPTIONAL, Announce, parse_announce
 from .hub import SatelliteHub
 
 _LOGGER = logging.getLogger(__name__)

@@ -39,12 +39,13 @@ from wyoming.pipeline import PipelineStage as WyomingStage, RunPipeline
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detection
 
+from voicestack_protocol import LISTEN, listen_event
+
 from .agent_stream import AnswerText, converse_streaming
 from .conversations import Conversations
 from .core.clock import Clock, LoopClock
 from .core.follow_up import Session
 from .core.no_speech import EmptyReason, emptiness
-from .core.protocol import LISTEN, listen_event
 from .core.recording import EndOfSpeech, Outcome
 from .core.request_audio import RequestAudio
 from .core.router.normalize import hear

@@ -32,8 +32,9 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.storage import Store
 from homeassistant.util.hass_dict import HassKey
 
+from voicestack_protocol import Voiceprint, check_embedding
+
 from .const import DOMAIN
-from .core.barge_in_protocol import Voiceprint, check_embedding
 from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)

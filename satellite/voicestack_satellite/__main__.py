@@ -9,6 +9,8 @@ import signal
 import sys
 import time
 
+from voicestack_protocol import MAX_HEADER_BYTES
+
 from . import compat
 from .announce_socket import AnnounceSocket, AnnounceSocketError
 from .audio import AudioFormatError
@@ -31,7 +33,6 @@ from .settings_error import SettingsError
 from .sinks import CommandSink, FileSink, Sink
 from .sounds import Sounds
 from .wake import Wake, WakeDetector, WakeWordError, WakeWordSpec, parse_spec
-from .wire import MAX_HEADER_BYTES
 
 SHUTDOWN_S = 2.0  # SIGTERM to exit, at most, whatever the clients do
 _LOGGER = logging.getLogger("voicestack_satellite")

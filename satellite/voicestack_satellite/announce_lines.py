@@ -15,7 +15,7 @@ from collections.abc import Callable
 import json
 import math
 
-from . import protocol
+import voicestack_protocol as protocol
 
 FIELDS = ("message", *protocol.ANNOUNCE_OPTIONAL)
 _TEXT_FIELDS = ("priority", "category", "source", "dedup_key")

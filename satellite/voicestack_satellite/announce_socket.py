@@ -33,7 +33,8 @@ import stat
 
 from wyoming.event import Event
 
-from . import protocol
+import voicestack_protocol as protocol
+
 from .announce_lines import LineError, TokenBucket, parse_line
 from .announce_slots import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Slot, Slots
 

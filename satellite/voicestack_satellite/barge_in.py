@@ -32,9 +32,11 @@ from typing import Final
 import numpy as np
 from wyoming.event import Event
 
+from voicestack_protocol import BargeInConfig, barge_in_event
+
 from .audio import RATE
-from .barge_in_protocol import BargeInConfig, barge_in_event, voice_event
 from .capture import Capture, VoiceStart
+from .gate_reports import verdict_event, voiceprint_rows
 from .player import Player
 from .speaker_gate import SpeakerGate
 from .speech_over import SpeechOverAnswer
@@ -90,6 +92,8 @@ class BargeIn:
         self._send = send
         self._start_request = start_request
         self.config = BargeInConfig()
+        self._people: tuple[str, ...] = ()
+        self._voiceprints: np.ndarray | None = None  # unit rows, one per person
         self._over = SpeechOverAnswer()
         self._capture = Capture(preroll_s)
         self._voice = VoiceStart(windows(END_QUIET_S))
@@ -109,6 +113,7 @@ class BargeIn:
     def configure(self, config: BargeInConfig) -> None:
         """The owner's settings; turning barge-in off lets a pause go on playing."""
         self.config = config
+        self._people, self._voiceprints = voiceprint_rows(config.voiceprints)
         if not config.enabled and self.phase is not Phase.WATCH:
             self.abandon(resume=True)
 
@@ -217,7 +222,7 @@ class BargeIn:
         """Embed the speech so far (once per barge-in) if anyone is enrolled."""
         if (
             self._verdict is not None
-            or self.config.voiceprints is None
+            or self._voiceprints is None
             or not self._gate.available
             or self._onset is None
             or self._paused is None
@@ -231,11 +236,11 @@ class BargeIn:
     async def _name_voice(self, owner_id: str, speech: np.ndarray) -> None:
         config = self.config
         verdict = await self._gate.whose(
-            speech, config.people, config.voiceprints, config.threshold
+            speech, self._people, self._voiceprints, config.threshold
         )
         _LOGGER.info("Voice over stream %s: %s", owner_id, verdict)
         if self.phase is Phase.WAITING and self._paused and self._paused[1] == owner_id:
-            self._send(voice_event(owner_id, verdict, len(speech) / RATE))
+            self._send(verdict_event(owner_id, verdict, len(speech) / RATE))
 
     # -- the owner's answers -------------------------------------------------------
 

@@ -22,8 +22,10 @@ from typing import Final
 import numpy as np
 from wyoming.event import Event
 
+from voicestack_protocol import Enroll
+
 from .audio import RATE
-from .barge_in_protocol import Enroll, PhraseQuality, voiceprint_event
+from .gate_reports import PhraseQuality, phrase_event
 from .speaker_gate import SpeakerGate
 from .vad import WINDOW_SAMPLES, SpeechDetector
 from .voiceprint import NoSpeechError
@@ -68,7 +70,7 @@ class Enroller:
         """Record the next phrase for ``enroll``."""
         self.cancel()
         if not self._gate.available:
-            self._send(voiceprint_event(enroll.id, error="unavailable"))
+            self._send(phrase_event(enroll.id, error="unavailable"))
             return
         self._current = enroll
         self._left = round(enroll.max_s * RATE)
@@ -140,17 +142,17 @@ class Enroller:
         try:
             embedding = await self._gate.embed(audio)
         except NoSpeechError:
-            self._send(voiceprint_event(enroll.id, error="too_short"))
+            self._send(phrase_event(enroll.id, error="too_short"))
             return
         quality = PhraseQuality(*levels, self._gate.cohort_stats(embedding))
         _LOGGER.info(
             "Enrollment phrase %s: %.1f s of speech, %s", enroll.id, seconds, quality
         )
-        self._send(voiceprint_event(enroll.id, embedding, seconds, quality=quality))
+        self._send(phrase_event(enroll.id, embedding, seconds, quality=quality))
 
     def _answer(self, *, error: str) -> None:
         assert self._current is not None
         _LOGGER.info("Enrollment phrase %s: %s", self._current.id, error)
-        self._send(voiceprint_event(self._current.id, error=error))
+        self._send(phrase_event(self._current.id, error=error))
         self._current = None
         self._audio = []

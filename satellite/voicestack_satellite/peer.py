@@ -21,7 +21,7 @@ import time
 
 from wyoming.event import Event, write_event
 
-from .wire import MAX_HEADER_BYTES, ProtocolError, read_event
+from voicestack_protocol import MAX_HEADER_BYTES, ProtocolError, read_event
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from wyoming.audio import AudioStart
 from wyoming.error import Error
 from wyoming.event import Event
 
-from . import protocol
-from .barge_in_protocol import stream_may_pause
+import voicestack_protocol as protocol
+
 from .feedback import Feedback, FeedbackState
 from .peer import Peer
 from .player import Player
@@ -57,7 +57,7 @@ class PeerStreams:
             _LOGGER.warning("Ignoring %s; reporting the stream as %s", err, stream_id)
             peer_id = stream_id
         self._senders[stream_id] = (owner, peer_id)
-        if stream_may_pause(event):
+        if protocol.stream_may_pause(event):
             self._may_pause.add(stream_id)
         self._receiving = stream_id
         await self._feedback.set_state(FeedbackState.SPEAKING)

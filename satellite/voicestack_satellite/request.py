@@ -14,7 +14,8 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 from wyoming.pipeline import PipelineStage, RunPipeline
 
-from . import protocol
+import voicestack_protocol as protocol
+
 from .audio import RATE
 from .echo import EchoTail
 from .endpoint import Endpointer

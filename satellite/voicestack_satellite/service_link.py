@@ -16,9 +16,10 @@ import logging
 
 from wyoming.event import Event
 
+from voicestack_protocol import MAX_HEADER_BYTES
+
 from .backoff import Backoff
 from .peer import Peer
-from .wire import MAX_HEADER_BYTES
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -23,7 +23,9 @@ from wyoming.tts import Synthesize
 from wyoming.vad import VoiceStopped
 from wyoming.wake import Detect
 
-from . import __version__, barge_in_protocol, protocol
+import voicestack_protocol as protocol
+
+from . import __version__
 from .barge_in import BargeIn
 from .connections import NON_OWNER_MAX_PAYLOAD
 from .echo_path import EchoPath
@@ -102,7 +104,7 @@ class Session:
         self._listener.release()
         self._enroller.cancel()
         # Only an owner that configured barge-in can answer a pause.
-        self._barge_in.configure(barge_in_protocol.BargeInConfig())
+        self._barge_in.configure(protocol.BargeInConfig())
 
     async def _handle_event(self, peer: Peer, event: Event) -> bool:
         """Handle one event; False closes the connection."""
@@ -222,17 +224,15 @@ class Session:
         """Barge-in's settings, the user's request, an enrollment phrase."""
         kind = event.type
         if kind == protocol.BARGE_IN_CONFIG:
-            config = barge_in_protocol.parse_barge_in_config(event)
+            config = protocol.parse_barge_in_config(event)
             self._barge_in.configure(config)
             self._echo.cancel = config.echo_cancel
-            on, echo, voices = config.enabled, self._echo.active, len(config.people)
-            _LOGGER.info("Barge-in on: %s (echo: %s, voices: %d)", on, echo, voices)
+            on, aec, voices = config.enabled, self._echo.active, len(config.voiceprints)
+            _LOGGER.info("Barge-in on: %s (echo: %s, voices: %d)", on, aec, voices)
         elif kind == protocol.BARGE_IN_REQUEST:
-            await self._barge_in.request(
-                barge_in_protocol.parse_barge_in_request(event)
-            )
+            await self._barge_in.request(protocol.parse_barge_in_request(event))
         elif kind == protocol.ENROLL:
-            self._enroller.start(barge_in_protocol.parse_enroll(event))
+            self._enroller.start(protocol.parse_enroll(event))
 
     def forward_announcement(self, announce: Event) -> str | None:
         """Send a ``voicestack-announce`` to the owner; ``None`` once sent, else why not.

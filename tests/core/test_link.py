@@ -24,11 +24,11 @@ from wyoming.event import Event, async_read_event, async_write_event
 from custom_components.voicestack.core import link as link_module
 from custom_components.voicestack.core.backoff import Backoff
 from custom_components.voicestack.core.link import SatelliteLink
-from custom_components.voicestack.core.protocol import parse_info
 from devstack import servers, speech
 from devstack.reproducible import seeded
 from devstack.satellite import RunningSatellite, satellite
 from devstack.waiting import wait_for
+from voicestack_protocol import parse_info
 
 LOGGER_NAME = link_module.__name__
 FAST = {"ping_interval_s": 0.2, "pong_timeout_s": 0.2, "connect_timeout_s": 0.5}

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from wyoming.event import Event
 
-from custom_components.voicestack.core import protocol as ha
 from custom_components.voicestack.core.recording import (
     MAX_RECORDED_BYTES,
     EndOfSpeech,
@@ -32,7 +31,7 @@ from custom_components.voicestack.core.speaker import (
     SpokenSentence,
 )
 from devstack.manual_clock import ManualClock
-from voicestack_satellite import protocol as sat
+import voicestack_protocol as protocol
 from voicestack_satellite.echo import EchoTail
 from voicestack_satellite.mic import CHUNK_SAMPLES
 from voicestack_satellite.preroll import PrerollBuffer
@@ -399,8 +398,8 @@ def test_the_satellite_request_places_the_cut(
     preroll_audio = Request(peer, mic, None).start(
         wake_word, cut, preroll_s, EchoTail(0)
     )
-    event = next(e for e in sent if e.type == ha.PREROLL)
-    preroll = ha.parse_preroll(event)
+    event = next(e for e in sent if e.type == protocol.PREROLL)
+    preroll = protocol.parse_preroll(event)
     recording = new_recording(
         ManualClock(), wake_word=wake_word, woken=wake_word is not None
     )
@@ -541,21 +540,25 @@ def test_an_odd_byte_is_not_a_sample() -> None:
 
 
 def test_the_preroll_start_goes_across_and_is_optional() -> None:
-    with_start = ha.parse_preroll(sat.preroll_event(16000, 16000, 480_000, 464_000))
-    without = ha.parse_preroll(sat.preroll_event(4800, 16000, 480_000))
+    with_start = protocol.parse_preroll(
+        protocol.preroll_event(16000, 16000, 480_000, 464_000)
+    )
+    without = protocol.parse_preroll(protocol.preroll_event(4800, 16000, 480_000))
 
-    assert with_start == ha.Preroll(
+    assert with_start == protocol.Preroll(
         samples=16000, rate=16000, cut=480_000, start=464_000
     )
     assert without.start is None
-    assert "start" not in sat.preroll_event(4800, 16000, 480_000).data
+    assert "start" not in protocol.preroll_event(4800, 16000, 480_000).data
 
 
 @pytest.mark.parametrize("start", [-1, True, "0", 1.5])
 def test_a_bad_preroll_start_is_refused(start: object) -> None:
-    event = Event(ha.PREROLL, {"samples": 1, "rate": 16000, "cut": 5, "start": start})
+    event = Event(
+        protocol.PREROLL, {"samples": 1, "rate": 16000, "cut": 5, "start": start}
+    )
 
     with pytest.raises(
         ValueError, match=r"^voicestack-preroll: start .* is not a sample position$"
     ):
-        ha.parse_preroll(event)
+        protocol.parse_preroll(event)

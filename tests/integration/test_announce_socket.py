@@ -26,7 +26,6 @@ import pytest
 from wyoming.event import Event as WyomingEvent, async_write_event
 
 from custom_components.voicestack.const import EVENT_ANNOUNCEMENT
-from custom_components.voicestack.core.protocol import ANNOUNCE
 from custom_components.voicestack.diagnostics import async_get_config_entry_diagnostics
 from custom_components.voicestack.runtime import SatelliteRuntime
 from devstack import servers, speech
@@ -35,6 +34,7 @@ from devstack.satellite import RunningSatellite, satellite
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack, set_up_assist, words
+from voicestack_protocol import ANNOUNCE
 
 pytestmark = pytest.mark.e2e
 

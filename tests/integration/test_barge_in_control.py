@@ -29,7 +29,6 @@ from pytest_homeassistant_custom_component.common import (
 from wyoming.event import Event as WyomingEvent
 
 from custom_components.voicestack.const import EVENT_BARGE_IN
-from custom_components.voicestack.core import protocol
 from custom_components.voicestack.core.speaker import Playback, PlaybackOutcome
 from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.runtime import SatelliteRuntime
@@ -38,6 +37,7 @@ from devstack.fake_satellite import FakeSatellite
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
+import voicestack_protocol as protocol
 
 ANSWER = "The first sentence is here. Then a second one follows. And that is all."
 ALICE = "person.alice"

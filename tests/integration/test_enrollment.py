@@ -26,12 +26,12 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.core import protocol
 from custom_components.voicestack.voiceprints import voiceprint_library
 from devstack import servers
 from devstack.fake_satellite import FakeSatellite
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
+import voicestack_protocol as protocol
 
 ALICE = "person.alice"
 SATELLITE = "assist_satellite.fake"

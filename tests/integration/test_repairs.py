@@ -13,11 +13,11 @@ from homeassistant.helpers import issue_registry as ir
 from wyoming.event import Event
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.core.protocol import PROTOCOL_VERSION
 from devstack import speech
 from devstack.satellite import RunningSatellite, run_satellite, satellite
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack
+from voicestack_protocol import PROTOCOL_VERSION
 
 RECONNECT_S = 45.0  # the link's backoff is capped at 30 s
 

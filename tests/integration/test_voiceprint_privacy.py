@@ -30,7 +30,6 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.core import protocol
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
@@ -43,6 +42,7 @@ from devstack import servers
 from devstack.fake_satellite import FakeSatellite
 from devstack.waiting import wait_for
 from tests.integration.test_enrollment import ALICE, PRINT, SATELLITE, connected
+import voicestack_protocol as protocol
 
 PHRASE = [1.0] + [0.0] * 255
 

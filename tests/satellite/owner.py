@@ -13,7 +13,7 @@ from wyoming.event import Event
 from wyoming.satellite import RunSatellite
 
 from devstack.satellite import read_until
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 RATE = 16000  # what speech.speak returns: 16-bit mono
 BYTES_PER_S = RATE * 2

@@ -33,7 +33,7 @@ from devstack import servers, speech
 from devstack.satellite import CLI, read_until, satellite
 from devstack.waiting import wait_for
 from tests.satellite import virtual_time
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 from voicestack_satellite.announce_lines import (
     EXAMPLE,
     LineError,

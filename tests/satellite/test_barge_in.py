@@ -32,7 +32,7 @@ from devstack import speech
 from devstack.room import Room
 from devstack.satellite import RunningSatellite, read_until, satellite
 from tests.satellite.owner import audio_of, take_ownership
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 from voicestack_satellite.barge_in import PAUSED_QUIET_S
 from voicestack_satellite.capture import LEAD_S
 

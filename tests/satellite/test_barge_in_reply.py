@@ -24,7 +24,7 @@ from tests.satellite.test_barge_in import (
     living_room,
     play_answer,
 )
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 REPLY = "Turned on the fan."
 

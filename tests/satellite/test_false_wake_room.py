@@ -26,7 +26,7 @@ from devstack import voices
 from devstack.room import Room
 from devstack.satellite import read_until, satellite
 from tests.satellite.owner import take_ownership
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 from voicestack_satellite.echo import EchoTail
 from voicestack_satellite.mic import CHUNK_SAMPLES
 from voicestack_satellite.preroll import PrerollBuffer

@@ -19,7 +19,7 @@ from wyoming.event import Event
 from devstack import follow_on, speech
 from devstack.satellite import read_until, satellite
 from tests.satellite.owner import audio_of, take_ownership
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 LEAD_S = 1.0
 END_OF_SPEECH_S = 0.7  # Home Assistant's default VAD sensitivity

@@ -17,7 +17,7 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 from devstack import speech
 from devstack.satellite import read_until, run_satellite, satellite
 from tests.satellite.owner import read_audio, send_stream, take_ownership
-from voicestack_satellite import protocol
+import voicestack_protocol as protocol
 
 COMMAND = "Hey Jarvis. Turn on the kitchen lights."
 SERVICE = "_wyoming._tcp.local."

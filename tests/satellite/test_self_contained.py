@@ -1,8 +1,8 @@
 """The satellite package stands on its own: ``satellite/`` copied to a Pi works.
 
 Nothing in it may link out of it: a copy without the repository would break.
-(``wire.py``, the defensive Wyoming reader both ends use, is therefore a copy of
-the integration's, byte for byte: tests/core/test_wire.py.)
+(What it shares with the integration, the events and the defensive Wyoming
+reader, is a package of its own, voicestack-protocol, which it depends on.)
 """
 
 from __future__ import annotations

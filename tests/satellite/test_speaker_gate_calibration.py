@@ -20,7 +20,7 @@ import pytest
 
 from voicestack_satellite import speaker_gate
 from voicestack_satellite.audio import read_wav
-from voicestack_satellite.barge_in_protocol import voice_event
+from voicestack_satellite.gate_reports import verdict_event
 from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
 from voicestack_satellite.voiceprint.calibration import (
     COHORT_PATH,
@@ -75,7 +75,7 @@ def test_the_gate_has_three_bands_and_explains_them() -> None:
     assert verdict.score.raw == pytest.approx(1.0, abs=1e-5)
     assert verdict.score.normalized > 0  # explained against the cohort
     assert (nobody.verdict, nobody.person, nobody.score) == ("other", None, None)
-    event = voice_event("s1", verdict, 1.3)
+    event = verdict_event("s1", verdict, 1.3)
     assert event.data["verdict"] == "enrolled"
     assert event.data["score"] == pytest.approx(1.0, abs=1e-4)
     assert event.data["normalized"] == round(verdict.score.normalized, 3)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import math
 from typing import Any, Final
 
-from .barge_in_protocol import PhraseHeard
+from voicestack_protocol import PhraseHeard
 
 SHORT_S: Final = 1.5  # less speech than this in a phrase: "too short"
 QUIET_DBFS: Final = -40.0  # speech softer than this: "too quiet"

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from wyoming.event import Event
 from wyoming.info import Info, Satellite
 
-from .protocol import InfoBlock, parse_info
+from voicestack_protocol import InfoBlock, parse_info
+
 from .wyoming_info import MALFORMED, NotWyomingError, async_describe_event
 
 

@@ -48,9 +48,9 @@ from wyoming.info import Describe, Info
 from wyoming.ping import Ping, Pong
 from wyoming.satellite import RunSatellite
 
+from voicestack_protocol import MAX_HEADER_BYTES, ProtocolError, parse_info, read_event
+
 from .backoff import Backoff
-from .protocol import parse_info
-from .wire import MAX_HEADER_BYTES, ProtocolError, read_event
 from .wyoming_info import MALFORMED
 
 _LOGGER = logging.getLogger(__name__)

@@ -34,8 +34,9 @@ from typing import Final
 from wyoming.audio import AudioChunk, AudioStop
 from wyoming.event import Event
 
+from voicestack_protocol import FLUSH, FLUSHED, PLAYED, audio_start_event, flush_event
+
 from .clock import Clock, LoopClock
-from .protocol import FLUSH, FLUSHED, PLAYED, audio_start_event, flush_event
 from .wav import Pcm
 
 _LOGGER = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import contextlib
 from wyoming.event import Event, async_write_event
 from wyoming.info import Describe, Info
 
-from .wire import MAX_HEADER_BYTES, ProtocolError, read_event
+from voicestack_protocol import MAX_HEADER_BYTES, ProtocolError, read_event
 
 # The largest data or payload segment ``describe`` reads. An ``info`` is the only
 # event that matters here, and it is small: a satellite's is a few KB, and even

@@ -23,10 +23,10 @@ from custom_components.voicestack.core.announce import (
     Status,
 )
 from custom_components.voicestack.core.clock import LoopClock
-from custom_components.voicestack.core.protocol import FLUSH
 from custom_components.voicestack.core.sentences import split_sentences
 from custom_components.voicestack.core.speaker import Playback, Speaker
 from custom_components.voicestack.core.wav import Pcm
+from voicestack_protocol import FLUSH
 
 from .helpers import Events
 

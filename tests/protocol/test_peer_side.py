@@ -1,7 +1,6 @@
-"""Home Assistant's side of the protocol: what it builds, and bad data it reads.
+"""The peer's side of the protocol (Home Assistant's): what it builds, bad data it reads.
 
-What the satellite sends is parsed in tests/core/test_protocol_agreement.py; here
-every way a report can be malformed is refused with a message naming it.
+Every way a satellite's report can be malformed is refused with a message naming it.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import pytest
 from wyoming.event import Event
 from wyoming.snd import Played
 
-from custom_components.voicestack.core import protocol
+import voicestack_protocol as protocol
 
 GOOD_PREROLL = {"samples": 16_000, "rate": 16_000, "cut": 48_000}
 GOOD_PROGRESS = {"stream": "s-1", "played": 0, "total": None, "state": "playing"}

@@ -3,39 +3,20 @@
 A peer here is an asyncio server on 127.0.0.1 that writes given bytes, the way a
 hostile or broken device on the network would; the reader is opened as Home
 Assistant's link and ``describe`` open theirs (``limit=MAX_HEADER_BYTES``).
-
-The satellite's ``wire.py`` is a copy of the core's (``satellite/`` must work
-copied on its own): the tests below pin that it stays the same text, and that the
-satellite's wheel carries it.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-import shutil
-import subprocess
-import sys
-import zipfile
 
 import pytest
 from wyoming.event import Event, async_write_event
 
-from custom_components.voicestack.core import wire
-from custom_components.voicestack.core.wire import (
-    MAX_HEADER_BYTES,
-    ProtocolError,
-    read_event,
-)
+from voicestack_protocol.wire import MAX_HEADER_BYTES, ProtocolError, read_event
 
-ROOT = Path(__file__).resolve().parents[2]
-CORE_WIRE = ROOT / "custom_components" / "voicestack" / "core" / "wire.py"
-SATELLITE_WIRE = ROOT / "satellite" / "voicestack_satellite" / "wire.py"
 LIMIT = 4096  # max_payload in these tests
-WHEEL_TIMEOUT_S = 120.0
 
 
 @asynccontextmanager
@@ -196,77 +177,3 @@ async def test_malformed_framing_is_refused_with_the_reason(
             await read_event(reader, 256 * 1024)
 
     assert reason in str(refused.value)
-
-
-# -- one file for both sides -----------------------------------------------------
-
-
-def test_the_satellite_reads_with_the_very_same_text() -> None:
-    """A copy, byte for byte: satellite/ must work copied to a Pi on its own.
-
-    (A symlink into custom_components/ broke that.) Edit one, copy it to the other.
-    """
-    assert not SATELLITE_WIRE.is_symlink()
-    assert not CORE_WIRE.is_symlink()  # the real file ships with the integration
-    assert SATELLITE_WIRE.read_bytes() == CORE_WIRE.read_bytes()
-    assert Path(wire.__file__).resolve() == CORE_WIRE
-
-
-def test_the_shared_reader_imports_neither_side() -> None:
-    """Only the standard library and wyoming: the satellite has no HA."""
-    tree = ast.parse(CORE_WIRE.read_text(encoding="utf-8"))
-    imported = {
-        name
-        for node in ast.walk(tree)
-        for name in (
-            [node.module]
-            if isinstance(node, ast.ImportFrom)
-            else [alias.name for alias in node.names]
-            if isinstance(node, ast.Import)
-            else []
-        )
-    }
-    assert imported == {"__future__", "asyncio", "json", "typing", "wyoming.event"}
-
-
-def test_the_satellite_wheel_carries_the_real_file(tmp_path: Path) -> None:
-    """``pip install satellite/`` (install.sh) builds this wheel: no dangling link.
-
-    Built from a copy that keeps the repository's layout, so the working tree
-    gets no ``build/`` folder.
-    """
-    copy = tmp_path / "repo"
-    shutil.copytree(
-        ROOT / "satellite",
-        copy / "satellite",
-        symlinks=True,
-        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
-    )
-    (copy / CORE_WIRE.relative_to(ROOT)).parent.mkdir(parents=True)
-    shutil.copy2(CORE_WIRE, copy / CORE_WIRE.relative_to(ROOT))
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--quiet",
-            str(copy / "satellite"),
-            "--wheel-dir",
-            str(tmp_path / "wheels"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=WHEEL_TIMEOUT_S,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "wheels").glob("voicestack_satellite-*.whl")
-
-    with zipfile.ZipFile(wheel) as archive:
-        member = archive.getinfo("voicestack_satellite/wire.py")
-        content = archive.read(member)
-    mode = member.external_attr >> 16
-    assert mode & 0o170000 == 0o100000  # a regular file, not a symlink
-    assert content == CORE_WIRE.read_bytes()

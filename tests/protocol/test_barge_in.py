@@ -1,9 +1,8 @@
-"""Barge-in's events, Home Assistant's side: what it sends, and what it refuses.
+"""Barge-in's events as Home Assistant uses them: what it sends, what it refuses.
 
 Every report a satellite (or anything at its address) sends is checked before
 it can pause, resume or stop an answer: a bad one is a ``ValueError`` saying
-what is wrong, which the glue logs and ignores. (That both sides agree on the
-names and on each other's events: test_protocol_agreement.py.)
+what is wrong, which the glue logs and ignores.
 """
 
 from __future__ import annotations
@@ -14,18 +13,18 @@ from typing import Any
 import pytest
 from wyoming.event import Event
 
-from custom_components.voicestack.core import barge_in_protocol as bp, protocol
+import voicestack_protocol as protocol
 
 UNIT = [1.0] + [0.0] * 255
 
 
 def test_the_config_carries_settings_and_voiceprints() -> None:
-    event = bp.barge_in_config_event(
+    event = protocol.barge_in_config_event(
         enabled=True,
         min_speech_s=0.3,
         echo_cancel=False,
         threshold=0.75,
-        voiceprints=[bp.Voiceprint("person.alice", tuple(UNIT))],
+        voiceprints=[protocol.Voiceprint("person.alice", tuple(UNIT))],
     )
     assert event.type == protocol.BARGE_IN_CONFIG
     assert event.data == {
@@ -43,7 +42,7 @@ def test_the_config_carries_settings_and_voiceprints() -> None:
         ({"min_speech_s": 0.05}, "min_speech_s 0.05 is not 0.1 to 2 s"),
         ({"threshold": 1.5}, "threshold 1.5 is not 0 to 1"),
         (
-            {"voiceprints": [bp.Voiceprint("p", tuple(UNIT))] * 51},
+            {"voiceprints": [protocol.Voiceprint("p", tuple(UNIT))] * 51},
             "more than 50 voiceprints",
         ),
     ],
@@ -60,36 +59,36 @@ def test_a_config_the_satellite_would_refuse_is_not_built(
         **change,
     }
     with pytest.raises(ValueError, match=message):
-        bp.barge_in_config_event(**settings)
+        protocol.barge_in_config_event(**settings)
 
 
 def test_requests_and_enrollment() -> None:
-    assert bp.barge_in_request_event("ab-1").data == {"stream": "ab-1"}
-    assert bp.enroll_event("e1", 8.0).data == {"id": "e1", "max_s": 8.0}
+    assert protocol.barge_in_request_event("ab-1").data == {"stream": "ab-1"}
+    assert protocol.enroll_event("e1", 8.0).data == {"id": "e1", "max_s": 8.0}
     with pytest.raises(ValueError, match=r"max_s 0\.5 is not 1 to 30 s"):
-        bp.enroll_event("e1", 0.5)
+        protocol.enroll_event("e1", 0.5)
     marked = protocol.audio_start_event(22050, 2, 1, "s", barge_in=True)
     assert marked.data["barge_in"] is True
     assert "barge_in" not in protocol.audio_start_event(22050, 2, 1, "s").data
 
 
 def test_reports_parse() -> None:
-    assert bp.parse_barge_in(
+    assert protocol.parse_barge_in(
         Event(protocol.BARGE_IN, {"stream": "s1", "played": 100, "onset": 9})
-    ) == bp.BargeInReport("s1", 100, 9)
-    assert bp.parse_voice(
+    ) == protocol.BargeInReport("s1", 100, 9)
+    assert protocol.parse_voice(
         Event(
             protocol.VOICE,
             {"stream": "s1", "person": "person.alice", "score": 0.9, "seconds": 1},
         )
-    ) == bp.VoiceReport("s1", "person.alice", 0.9, 1.0)
-    assert bp.parse_voice(
+    ) == protocol.VoiceReport("s1", "person.alice", 0.9, 1.0)
+    assert protocol.parse_voice(
         Event(
             protocol.VOICE,
             {"stream": "s1", "person": None, "score": None, "seconds": 0},
         )
-    ) == bp.VoiceReport("s1", None, None, 0.0)
-    explained = bp.parse_voice(
+    ) == protocol.VoiceReport("s1", None, None, 0.0)
+    explained = protocol.parse_voice(
         Event(
             protocol.VOICE,
             {
@@ -119,27 +118,27 @@ def test_reports_parse() -> None:
     ):
         data = {"stream": "s1", "person": None, "score": 0.7, "seconds": 1} | bad
         with pytest.raises(ValueError, match=message):
-            bp.parse_voice(Event(protocol.VOICE, data))
-    good = bp.parse_voiceprint(
+            protocol.parse_voice(Event(protocol.VOICE, data))
+    good = protocol.parse_voiceprint(
         Event(protocol.VOICEPRINT, {"id": "e1", "embedding": UNIT, "seconds": 2.5})
     )
     assert good.embedding == tuple(UNIT)
     assert good.seconds == 2.5
-    assert good.heard == bp.PhraseHeard()  # an older satellite says nothing of it
+    assert good.heard == protocol.PhraseHeard()  # an older satellite says nothing of it
     heard = {
         "level_dbfs": -28.5,
         "snr_db": 31.0,
         "cohort_mean": 0.6,
         "cohort_std": 0.03,
     }
-    with_quality = bp.parse_voiceprint(
+    with_quality = protocol.parse_voiceprint(
         Event(
             protocol.VOICEPRINT,
             {"id": "e1", "embedding": UNIT, "seconds": 2.5} | heard,
         )
     )
-    assert with_quality.heard == bp.PhraseHeard(-28.5, 31.0, 0.6, 0.03)
-    failed = bp.parse_voiceprint(
+    assert with_quality.heard == protocol.PhraseHeard(-28.5, 31.0, 0.6, 0.03)
+    failed = protocol.parse_voiceprint(
         Event(protocol.VOICEPRINT, {"id": "e1", "error": "too_short"})
     )
     assert (failed.embedding, failed.error) == (None, "too_short")
@@ -190,9 +189,9 @@ def test_reports_parse() -> None:
 )
 def test_a_bad_report_is_refused(kind: str, data: dict[str, Any], message: str) -> None:
     parse = {
-        protocol.BARGE_IN: bp.parse_barge_in,
-        protocol.VOICE: bp.parse_voice,
-        protocol.VOICEPRINT: bp.parse_voiceprint,
+        protocol.BARGE_IN: protocol.parse_barge_in,
+        protocol.VOICE: protocol.parse_voice,
+        protocol.VOICEPRINT: protocol.parse_voiceprint,
     }[kind]
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         parse(Event(kind, data))
@@ -200,7 +199,7 @@ def test_a_bad_report_is_refused(kind: str, data: dict[str, Any], message: str) 
 
 def test_a_parser_refuses_another_event() -> None:
     with pytest.raises(ValueError, match="expected voicestack-voice"):
-        bp.parse_voice(Event(protocol.BARGE_IN, {}))
+        protocol.parse_voice(Event(protocol.BARGE_IN, {}))
 
 
 def test_the_info_block_says_whether_the_gate_can_run() -> None:
