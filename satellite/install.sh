@@ -111,10 +111,15 @@ started=$(date +%s)
 pip() {
   "$venv/bin/python" -m pip install --disable-pip-version-check -q --only-binary=:all: "$@"
 }
+# voicestack-protocol (the events both ends share) from the clone's protocol/
+# beside satellite/, at the satellite's version; without it (satellite/ copied
+# alone), pip takes the same version from PyPI.
+protocol=
+[ -f "$here/../protocol/pyproject.toml" ] && protocol=$(cd "$here/../protocol" && pwd)
 if [ "$minimal" -eq 1 ]; then
-  pip "$here"
+  pip ${protocol:+"$protocol"} "$here"
 else
-  pip "$here[barge-in]"
+  pip ${protocol:+"$protocol"} "$here[barge-in]"
   pip --no-deps "$weights"
 fi
 say "installed into $venv in $(($(date +%s) - started)) s"

@@ -2,9 +2,11 @@
 
 ``scripts/arm64-check`` builds the root and calls this (``python -m
 scripts.arm64_check ROOT``). In a private mount namespace, a throwaway overlay
-on ROOT gets ``/proc``, ``/sys`` (onnxruntime reads it) and ``/dev``, a copy of
-``satellite/`` alone (what a user copies to a Pi), the host's name servers and
-CA bundle (a proxy's CA, as scripts/setup gives its root);
+on ROOT gets ``/proc``, ``/sys`` (onnxruntime reads it) and ``/dev``, copies of
+``satellite/`` and ``protocol/`` side by side (what a clone has; install.sh
+installs voicestack-protocol from ``protocol/``, which is not on PyPI before a
+release), the host's name servers and CA bundle (a proxy's CA, as scripts/setup
+gives its root);
 ``install.sh --service`` runs in it, timed; then the installed satellite runs
 there with ``--mic-stdin``. From here, on loopback (the chroot shares the
 network): "Hey Jarvis" goes into its mic and must appear in its log, and
@@ -54,7 +56,10 @@ mount --rbind /dev {merged}/dev
 cp -L /etc/resolv.conf {merged}/etc/resolv.conf
 cp -L /etc/ssl/certs/ca-certificates.crt {merged}/etc/ssl/certs/ca-certificates.crt
 cp -r {REPO / "satellite"} {merged}/root/satellite
-rm -rf {merged}/root/satellite/*.egg-info {merged}/root/satellite/build  # a checkout's build output
+cp -r {REPO / "protocol"} {merged}/root/protocol
+# a checkout's build output
+rm -rf {merged}/root/satellite/*.egg-info {merged}/root/satellite/build \
+  {merged}/root/protocol/*.egg-info {merged}/root/protocol/build
 started=$(date +%s)
 chroot {merged} env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
   PIP_CERT=/etc/ssl/certs/ca-certificates.crt sh /root/satellite/install.sh --service

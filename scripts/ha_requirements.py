@@ -5,7 +5,9 @@ component's own packages (hassil, home-assistant-intents, mutagen, ha-ffmpeg,
 pymicro-vad, ...) are what HA would install when the component is set up. This
 reads them from the manifests of the installed HA, following ``dependencies``
 and ``after_dependencies``, so scripts/setup installs exactly those, constrained
-by HA's own ``package_constraints.txt``.
+by HA's own ``package_constraints.txt``. VoiceStack's own voicestack-protocol,
+which its manifest requires, is left out: scripts/setup installs it from
+./protocol (PyPI has a version only once it is released).
 
 Usage (inside the HA virtualenv):  python -m scripts.ha_requirements [component ...]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import re
 import sys
 
 import homeassistant.components
@@ -56,6 +59,8 @@ COMPONENTS = (
 )
 
 COMPONENTS_DIR = Path(homeassistant.components.__file__).parent
+# Requirements built from this repository (scripts/setup installs them editable).
+OWN_PACKAGE = re.compile(r"voicestack-protocol\b", re.IGNORECASE)
 VOICESTACK_MANIFEST = (
     Path(__file__).resolve().parent.parent
     / "custom_components"
@@ -87,7 +92,9 @@ def requirements(domains: tuple[str, ...]) -> list[str]:
             continue
         seen.add(domain)
         data = manifest(domain)
-        found.update(data.get("requirements", ()))
+        found.update(
+            r for r in data.get("requirements", ()) if not OWN_PACKAGE.match(r)
+        )
         todo.extend(data.get("dependencies", ()))
         todo.extend(data.get("after_dependencies", ()))
     return sorted(found, key=str.lower)

@@ -2,14 +2,16 @@
 
 What is released is what is committed: the commit (HEAD unless ``--ref``) is
 exported with ``git archive`` and everything is built from that export, so
-changes not committed never reach an artifact. Before building, the four
+changes not committed never reach an artifact. Before building, the five
 version files must agree (scripts/versions.py), CHANGELOG.md must have an entry
 for the version, and the tag ``vX.Y.Z`` must not name another commit.
 
 Artifacts, in ``dist/X.Y.Z/`` unless ``--out``:
 
-- the satellite's and voicestack-client's sdists and wheels (``uv build``: the
-  sdist first, the wheel from the sdist, so the sdist is known complete);
+- voicestack-protocol's, the satellite's and voicestack-client's sdists and
+  wheels (``uv build``: the sdist first, the wheel from the sdist, so the sdist
+  is known complete); voicestack-protocol goes to PyPI before the GitHub
+  release, since the integration's manifest and the satellite require it;
 - ``voicestack.zip``: the integration's files at the zip's root, the layout
   HACS's ``zip_release`` extracts into ``custom_components/voicestack`` (and a
   manual install unzips there);
@@ -42,7 +44,11 @@ ROOT = versions.ROOT
 INTEGRATION = "custom_components/voicestack"
 ZIP_NAME = "voicestack.zip"
 # The Python packages released with the integration: folder, distribution name.
-PACKAGES = (("satellite", "voicestack_satellite"), ("client", "voicestack_client"))
+PACKAGES = (
+    ("protocol", "voicestack_protocol"),
+    ("satellite", "voicestack_satellite"),
+    ("client", "voicestack_client"),
+)
 NOTES = "RELEASE_NOTES.md"
 SUMS = "SHA256SUMS"
 

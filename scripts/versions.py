@@ -1,13 +1,16 @@
-"""VoiceStack's one version, written in four files and kept in step.
+"""VoiceStack's one version, written in five files and kept in step.
 
 The integration (``manifest.json``, which HACS and Home Assistant read), the
 satellite (its ``pyproject.toml`` and ``__version__``, which it reports to Home
-Assistant as the device's software version) and voicestack-client (its
-``pyproject.toml``) are released together, so they carry one version: a
-satellite and an integration of the same number speak the same protocol.
+Assistant as the device's software version), voicestack-protocol (the events
+both speak) and voicestack-client (their ``pyproject.toml``) are released
+together, so they carry one version: a satellite and an integration of the same
+number speak the same protocol. The integration and the satellite require
+voicestack-protocol at exactly that version (``voicestack-protocol==X.Y.Z``):
+those pins are read and set with the file's own version.
 
 ``scripts/version`` prints it (and fails, naming each file's, when they
-disagree); ``scripts/version --set X.Y.Z`` writes it into all four.
+disagree); ``scripts/version --set X.Y.Z`` writes it into all five.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 _PYPROJECT_VERSION = re.compile(r'(?m)^(version\s*=\s*")([^"]*)(")')
 _DUNDER_VERSION = re.compile(r'(?m)^(__version__\s*=\s*")([^"]*)(")')
 _MANIFEST_VERSION = re.compile(r'(?m)^(\s*"version"\s*:\s*")([^"]*)(")')
+# A requirement of voicestack-protocol, pinned to the release it ships with.
+_PROTOCOL_PIN = re.compile(r'("voicestack-protocol==)([^"]*)(")')
 
 
 class VersionError(Exception):
@@ -39,6 +44,7 @@ class VersionFile:
 
     path: str  # relative to the repository
     pattern: re.Pattern[str]  # group 2 is the version
+    pins_protocol: bool = False  # also requires voicestack-protocol==version
 
     def read(self, root: Path) -> str:
         """The version written in this file under ``root``."""
@@ -47,6 +53,13 @@ class VersionFile:
         match = self.pattern.search(text)
         if match is None or match.group(2) != found:
             raise VersionError(f"{self.path}: no version line the script can rewrite")
+        if self.pins_protocol:
+            pins = {pin.group(2) for pin in _PROTOCOL_PIN.finditer(text)}
+            if pins != {found}:
+                raise VersionError(
+                    f"{self.path}: version {found} requires voicestack-protocol"
+                    f" {' and '.join(sorted(pins)) or 'unpinned'}, not =={found}"
+                )
         return found
 
     def write(self, root: Path, version: str) -> None:
@@ -58,6 +71,8 @@ class VersionFile:
         )
         if count != 1:
             raise VersionError(f"{self.path}: no version line to rewrite")
+        if self.pins_protocol:
+            new = _PROTOCOL_PIN.sub(lambda m: f"{m.group(1)}{version}{m.group(3)}", new)
         file.write_text(new, encoding="utf-8")
 
     def _parsed(self, text: str) -> str:
@@ -76,9 +91,14 @@ class VersionFile:
 
 
 FILES = (
-    VersionFile("custom_components/voicestack/manifest.json", _MANIFEST_VERSION),
-    VersionFile("satellite/pyproject.toml", _PYPROJECT_VERSION),
+    VersionFile(
+        "custom_components/voicestack/manifest.json",
+        _MANIFEST_VERSION,
+        pins_protocol=True,
+    ),
+    VersionFile("satellite/pyproject.toml", _PYPROJECT_VERSION, pins_protocol=True),
     VersionFile("satellite/voicestack_satellite/__init__.py", _DUNDER_VERSION),
+    VersionFile("protocol/pyproject.toml", _PYPROJECT_VERSION),
     VersionFile("client/pyproject.toml", _PYPROJECT_VERSION),
 )
 

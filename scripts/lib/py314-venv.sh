@@ -7,8 +7,10 @@
 # With RELOCK (or no LOCK yet) it resolves the test plugin with Home Assistant
 # HA_VERSION, HA's component requirements and requirements/FILES (comma-separated)
 # under HA's package constraints, and writes LOCK; otherwise it installs LOCK
-# exactly. ./satellite is installed editable either way, and in a Home Assistant
-# venv ./client too (its one dependency, aiohttp, is Home Assistant's own).
+# exactly. ./protocol (voicestack-protocol, which the integration's manifest and
+# the satellite require; wyoming is in every lock) and ./satellite are installed
+# editable either way, and in a Home Assistant venv ./client too (its one
+# dependency, aiohttp, is Home Assistant's own).
 set -euo pipefail
 venv=$1 plugin=$2 ha=$3 files=$4 lock=$5 relock=$6 uv_version=$7
 python=${VOICESTACK_HA_PYTHON:-python3.14}
@@ -43,18 +45,18 @@ resolve_home_assistant() {
 
 if [ "$relock" -eq 1 ] || [ ! -f "$lock" ]; then
   if [ "$ha" = "-" ]; then
-    "${uv[@]}" install "${target[@]}" "${requirement_files[@]}" ./satellite
+    "${uv[@]}" install "${target[@]}" "${requirement_files[@]}" ./protocol ./satellite
     what="no Home Assistant"
   else
     resolve_home_assistant
     what="Home Assistant $ha"
   fi
   { echo "# Exact versions in $venv ($what); rewritten by scripts/setup --relock."
-    "${uv[@]}" freeze --python "$venv/bin/python" --exclude-editable | grep -v '^voicestack-satellite'; } >"$lock"
+    "${uv[@]}" freeze --python "$venv/bin/python" --exclude-editable | grep -v -E '^voicestack-(satellite|protocol)'; } >"$lock"
 else
   "${uv[@]}" sync "${target[@]}" "$lock"
 fi
-"${uv[@]}" install "${target[@]}" --no-deps -e ./satellite
+"${uv[@]}" install "${target[@]}" --no-deps -e ./protocol -e ./satellite
 # The speaker gate's weights, without their torch (requirements/barge-in-no-deps.txt).
 case ",$files," in *,barge-in,*)
   "${uv[@]}" install "${target[@]}" --no-deps -r requirements/barge-in-no-deps.txt ;;

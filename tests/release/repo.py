@@ -20,6 +20,7 @@ VERSION_FILES = (
     "custom_components/voicestack/manifest.json",
     "satellite/pyproject.toml",
     "satellite/voicestack_satellite/__init__.py",
+    "protocol/pyproject.toml",
     "client/pyproject.toml",
 )
 ENTRY = "## [{v}] - 2026-11-28\n\n### Added\n\n- Something that works.\n"

@@ -1,6 +1,6 @@
 """scripts/release: checks first, then every artifact, built from the commit.
 
-One real build (the satellite's and client's sdists and wheels with uv, the
+One real build (the satellite's, protocol's and client's sdists and wheels with uv, the
 integration's zip) of a repository holding the project's packages; the refusals
 stop before anything is built.
 """
@@ -27,7 +27,7 @@ from tests.release.repo import (
     tracked,
 )
 
-PACKAGES = ("satellite", "client", "custom_components/voicestack")
+PACKAGES = ("satellite", "protocol", "client", "custom_components/voicestack")
 VERSION = versions.version(ROOT)
 
 
@@ -56,7 +56,7 @@ def test_every_artifact_is_built_for_the_version(built: tuple[Path, str, str]) -
     assert sorted(p.name for p in out.iterdir() if p.name != ".gitignore") == sorted(
         [*release.expected("0.1.0"), "RELEASE_NOTES.md", "SHA256SUMS"]
     )
-    for name in ("voicestack_satellite", "voicestack_client"):
+    for name in ("voicestack_satellite", "voicestack_protocol", "voicestack_client"):
         with zipfile.ZipFile(out / f"{name}-0.1.0-py3-none-any.whl") as wheel:
             metadata = wheel.read(f"{name}-0.1.0.dist-info/METADATA").decode()
         assert "\nVersion: 0.1.0\n" in metadata

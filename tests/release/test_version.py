@@ -1,4 +1,4 @@
-"""scripts/version: one version in four files, checked and set together."""
+"""scripts/version: one version in five files, checked and set together."""
 
 from __future__ import annotations
 
@@ -34,7 +34,10 @@ def test_set_rewrites_only_the_version_in_every_file(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "1.2.3\n")
     assert versions.versions(repo) == dict.fromkeys(VERSION_FILES, "1.2.3")
     for name, text in before.items():
-        assert (repo / name).read_text() == text.replace(f'"{old}"', '"1.2.3"', 1), name
+        expected = text.replace(f'"{old}"', '"1.2.3"', 1).replace(
+            f'"voicestack-protocol=={old}"', '"voicestack-protocol==1.2.3"'
+        )
+        assert (repo / name).read_text() == expected, name
 
 
 def test_files_that_disagree_are_named_and_fail(tmp_path: Path) -> None:
