@@ -2,7 +2,7 @@
 
 A script on the Pi writes a JSON line to the satellite's announce socket; the
 satellite sends it here as ``voicestack-announce`` (only because our hello asks
-for it, ``core/protocol.ASKED_FOR``). Each becomes a ``voicestack.announce`` call
+for it, ``voicestack_protocol.ASKED_FOR``). Each becomes a ``voicestack.announce`` call
 on this satellite's own entity, so it is queued, merged and said like any other
 announcement and reported in ``voicestack_announcement`` events. The source is
 ``satellite:<name>/<source>`` (``local`` when the line names none): a script
