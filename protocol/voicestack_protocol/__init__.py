@@ -3,31 +3,33 @@
 The Home Assistant integration and voicestack-satellite both import them from
 here, so the two ends cannot drift apart. Each event has its name
 (``names``), a typed dataclass where it carries data, a builder and a parser
-(``control``: peer to satellite; ``reports``: satellite to peer;
-``barge_in``: both ways; ``info``: the ``info`` block). A parser raises
-``ValueError`` saying what is wrong, so the caller logs one line and carries on.
+(``control`` and ``barge_in_control``: peer to satellite; ``reports`` and
+``barge_in_reports``: satellite to peer; ``info``: the ``info`` block). A parser
+raises ``ValueError`` saying what is wrong, so the caller logs one line and carries on.
 ``wire.read_event`` reads an event with bounded sizes. Everything is
 re-exported here: ``import voicestack_protocol as protocol``.
 """
 
 from __future__ import annotations
 
-from .barge_in import (
+from .barge_in_control import (
     BargeInConfig,
-    BargeInReport,
     Enroll,
-    PhraseHeard,
     Voiceprint,
-    VoiceprintReport,
-    VoiceReport,
     barge_in_config_event,
-    barge_in_event,
     barge_in_request_event,
     enroll_event,
-    parse_barge_in,
     parse_barge_in_config,
     parse_barge_in_request,
     parse_enroll,
+)
+from .barge_in_reports import (
+    BargeInReport,
+    PhraseHeard,
+    VoiceprintReport,
+    VoiceReport,
+    barge_in_event,
+    parse_barge_in,
     parse_voice,
     parse_voiceprint,
     voice_event,

@@ -2,7 +2,7 @@
 
 The hello, playback control (pause, resume, flush, the stream id and barge-in
 mark in ``audio-start``) and listening without a wake word. Barge-in's own
-settings and requests are in ``barge_in.py``.
+settings and requests are in ``barge_in_control.py``.
 """
 
 from __future__ import annotations

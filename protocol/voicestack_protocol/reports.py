@@ -3,7 +3,7 @@
 A request's preroll, how far playback got (``voicestack-progress`` and the
 stream id and state added to Wyoming's ``played``), a request without speech,
 and announcements from the satellite's local socket. Barge-in's reports are in
-``barge_in.py``.
+``barge_in_reports.py``.
 """
 
 from __future__ import annotations
