@@ -144,7 +144,7 @@ def async_add_satellite(
             await hass.data[DATA_MEDIA_PLAYERS].remove_all()
 
     return SatelliteAnnouncements(
-        hass, hass.data[DATA_ANNOUNCER], hub, speech, on_removed=removed
+        hass.data[DATA_ANNOUNCER], hub, speech, on_removed=removed
     )
 
 

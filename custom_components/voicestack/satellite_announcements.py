@@ -14,16 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from homeassistant.core import Event, HomeAssistant, callback
-
-from .const import EVENT_ANNOUNCEMENT
-from .core.announce import (
-    AnnounceOptions,
-    Announcer,
-    InterruptReason,
-    ReceiptStatus,
-    Status,
-)
+from .core.announce import AnnounceOptions, Announcer, ReceiptStatus
 from .core.speaker import Playback
 from .core.wav import Pcm
 from .hub import SatelliteHub
@@ -44,7 +35,6 @@ class SatelliteAnnouncements:
 
     def __init__(
         self,
-        hass: HomeAssistant,
         announcer: Announcer,
         hub: SatelliteHub,
         speech: SpeechOutput,
@@ -55,7 +45,6 @@ class SatelliteAnnouncements:
 
         ``on_removed`` is awaited once the satellite has left the announcer.
         """
-        self._hass = hass
         self._on_removed = on_removed
         self._shared = announcer  # the announcer of every satellite
         self.hub = hub
@@ -114,32 +103,15 @@ class SatelliteAnnouncements:
         neither is the end). ``preamble`` (the preannounce chime) is played
         first, in the same turn of the Speaker.
         """
-        settled: asyncio.Future[str] = self._hass.loop.create_future()
-        ids: set[str] = set()
-
-        @callback
-        def on_event(event: Event) -> None:
-            status, reason = event.data["status"], event.data.get("reason")
-            if settled.done() or not ids.intersection(event.data["ids"]):
-                return
-            if status in (Status.FINISHED, Status.DROPPED) or (
-                status == Status.INTERRUPTED
-                and reason not in (InterruptReason.LOST, InterruptReason.FAILED)
-            ):
-                settled.set_result(status)
-
-        unsubscribe = self._hass.bus.async_listen(EVENT_ANNOUNCEMENT, on_event)
+        (receipt,) = self._shared.announce(
+            message, source=source, targets=[self.hub.satellite_id]
+        )
+        if receipt.status is not ReceiptStatus.QUEUED or receipt.settled is None:
+            return str(receipt.status)
+        if preamble is not None:
+            self._preambles[receipt.id] = preamble
         try:
-            receipts = self._shared.announce(
-                message, source=source, targets=[self.hub.satellite_id]
-            )
-            ids.update(receipt.id for receipt in receipts)
-            if any(r.status is not ReceiptStatus.QUEUED for r in receipts):
-                return str(receipts[0].status)
-            if preamble is not None:
-                self._preambles.update(dict.fromkeys(ids, preamble))
-            return await settled
+            # Shielded: a caller that stops waiting leaves the message its fate.
+            return str(await asyncio.shield(receipt.settled))
         finally:
-            unsubscribe()
-            for item_id in ids:
-                self._preambles.pop(item_id, None)
+            self._preambles.pop(receipt.id, None)

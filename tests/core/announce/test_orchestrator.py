@@ -14,6 +14,7 @@ from custom_components.voicestack.core.announce import (
     AnnounceRequest,
     DropReason,
     InterruptReason,
+    Receipt,
     ReceiptStatus,
     SatelliteAnnouncer,
     Status,
@@ -558,3 +559,47 @@ async def test_event_listener_errors_do_not_stop_the_announcer(
     await settle()
     assert recorder.texts == ["still said"]
     assert "listener failed" in caplog.text
+
+
+def receipt_of(
+    announcer: SatelliteAnnouncer, text: str, priority: str = "normal"
+) -> Receipt:
+    return announcer.submit(AnnounceRequest.create(text, priority=priority))
+
+
+async def test_each_receipt_settles_with_its_own_messages_fate() -> None:
+    """The caller learns its message's fate from its receipt, not from events.
+
+    A lost utterance is said again, so it settles nothing; the replay does. A
+    message merged into another's utterance settles with that utterance, a
+    message refused at the door is settled at once, one cut by a critical too.
+    """
+    clock = ManualClock()
+    announcer, recorder, _events = satellite(clock, hold=True)
+    garage = receipt_of(announcer, "Garage open", "high")
+    mail = receipt_of(announcer, "Mail came")
+    again = receipt_of(announcer, "Mail came")
+    assert again.status is ReceiptStatus.DROPPED
+    assert again.settled is not None
+    assert again.settled.result() is Status.DROPPED
+    assert garage.settled is not None
+    assert mail.settled is not None
+    clock.advance(0.3)
+    await settle()
+    recorder.finish("lost")
+    await settle()
+    assert not garage.settled.done()  # said again after reconnecting: not its end
+    announcer.set_online(True)
+    await settle()
+    recorder.finish()
+    await settle()
+    assert garage.settled.result() is Status.FINISHED
+    assert mail.settled.result() is Status.FINISHED
+    washer = receipt_of(announcer, "Washer done")
+    clock.advance(2)
+    await settle()
+    receipt_of(announcer, "Smoke in the kitchen", "critical")
+    await settle()
+    assert washer.settled is not None
+    assert washer.settled.result() is Status.INTERRUPTED
+    await recorder.finish_all()

@@ -18,8 +18,9 @@ invariant ``received = spoken + coalesced + dropped + queued`` always holds:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 import itertools
 import secrets
@@ -256,6 +257,12 @@ class Receipt:
     status: ReceiptStatus
     reason: DropReason | None = None
     truncated: bool = False  # the message was cut to ``max_message_length``
+    # The message's fate once it is settled: ``finished``, ``dropped`` or
+    # ``interrupted`` for good (a lost or failed utterance is said again, so
+    # neither settles it). None for ``pending`` and ``rejected``.
+    settled: asyncio.Future[Status] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (e.g. a service's response data)."""

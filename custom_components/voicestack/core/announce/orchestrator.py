@@ -81,6 +81,8 @@ GOODBYE_SOURCE: Final = "voicestack"
 RETRY_FIRST_S: Final = 1.0  # the first retry of a failed high/critical utterance
 RETRY_MAX_S: Final = 30.0  # the backoff doubles up to this
 _RETRIED: Final = frozenset({Priority.CRITICAL, Priority.HIGH})
+# Interruptions after which the messages are said again: not their fate yet.
+_SAID_AGAIN: Final = frozenset({InterruptReason.LOST, InterruptReason.FAILED})
 # What the messages of a discarded utterance count as.
 _DISCARDED_AS: Final = {
     InterruptReason.CRITICAL: DropReason.STALE,
@@ -163,6 +165,8 @@ class SatelliteAnnouncer:
         self._prefetch = prefetch
         self._prefetched: str | None = None  # the next utterance's text, started
         self._retry_delay_s = RETRY_FIRST_S
+        # Each admitted message's fate, for whoever submitted it (``Receipt``).
+        self._fates: dict[str, asyncio.Future[Status]] = {}
 
     # -- what the glue calls ---------------------------------------------------
 
@@ -201,9 +205,12 @@ class SatelliteAnnouncer:
         item, truncated = self._new_item(request, item_id)
         self.metrics.received += 1
         alone = self.idle  # nothing waits or plays: probably said as written
-        reason = self._collector.offer(item)
+        settled = self._fates[item_id] = asyncio.get_running_loop().create_future()
+        reason = self._collector.offer(item)  # a drop settles it at once
         if reason is not None:
-            return Receipt(self.name, item_id, ReceiptStatus.DROPPED, reason, truncated)
+            return Receipt(
+                self.name, item_id, ReceiptStatus.DROPPED, reason, truncated, settled
+            )
         if item.priority is Priority.CRITICAL:
             # A new critical does not wait out a retry's backoff: it is tried
             # now, together with the messages waiting to be tried again.
@@ -215,7 +222,9 @@ class SatelliteAnnouncer:
                 # wastes one). The admitted text: cut to its limit already.
                 self._prefetch_once(item.text)
             self._window.arrived()
-        return Receipt(self.name, item_id, ReceiptStatus.QUEUED, None, truncated)
+        return Receipt(
+            self.name, item_id, ReceiptStatus.QUEUED, None, truncated, settled
+        )
 
     @property
     def queue_depth(self) -> int:
@@ -543,6 +552,12 @@ class SatelliteAnnouncer:
         reason: DropReason | InterruptReason | None = None,
         outcome: str | None = None,
     ) -> None:
+        """Report ``status``; a message's final one also settles its fate."""
+        if status is not Status.STARTED and reason not in _SAID_AGAIN:
+            for item in items:
+                settled = self._fates.pop(item.id, None)
+                if settled is not None and not settled.done():
+                    settled.set_result(status)
         if self._on_event is None:
             return
         event = AnnouncementEvent(
