@@ -6,10 +6,13 @@ so the conversion happens here, once, as the audio arrives:
 
 - channels: one (``--mic-channel-index``) or their average;
 - width: 8, 16 or 32-bit samples to 16-bit;
-- rate: low-passed below 8 kHz first (a windowed-sinc FIR whose state carries
-  across reads), then interpolated: without the filter, everything between 8 kHz
+- rate: soxr's band-limited streaming resampler (``StreamConverter``), which
+  filters out what lies above 8 kHz: without a filter, everything between 8 kHz
   and the device's Nyquist frequency would fold into the speech band;
-- chunks: exactly ``CHUNK_SAMPLES`` out, whatever the device's rate.
+- chunks: exactly ``CHUNK_SAMPLES`` out, whatever the device's rate. soxr holds
+  back up to about 40 ms of audio (its filter, bench/mic_format.py); the chunks
+  start with ``LEAD_S`` of silence in its place, so the samples that come out
+  keep pace with the device's time.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 from .audio import RATE, StreamConverter, to_mono_int16
 
 CHUNK_SAMPLES = 1280  # 80 ms at 16 kHz: openWakeWord's step
-PASSBAND_HZ = 7200.0  # kept; 7.2-8 kHz is the filter's transition band
+LEAD_S = 0.05  # silence ahead of a resampled mic: more than soxr holds back
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,26 +51,15 @@ class MicFormat:
 NATIVE = MicFormat()  # what the satellite works in
 
 
-def _lowpass(rate: int) -> np.ndarray:
-    """Hamming-windowed sinc taps passing up to ``PASSBAND_HZ`` at ``rate``."""
-    cutoff = (PASSBAND_HZ + RATE / 2) / 2 / rate  # mid-transition, cycles/sample
-    count = 4 * rate // 1000 | 1  # odd: 193 taps at 48 kHz, ~0.8 kHz transition
-    n = np.arange(count) - (count - 1) / 2
-    taps = 2 * cutoff * np.sinc(2 * cutoff * n) * np.hamming(count)
-    normalized: np.ndarray = taps / taps.sum()
-    return normalized
-
-
 class MicConverter:
     """Raw PCM in ``MicFormat`` -> 16 kHz mono int16 chunks of ``CHUNK_SAMPLES``."""
 
     def __init__(self, fmt: MicFormat) -> None:
-        """Filter and interpolator state start at silence."""
+        """The resampler starts at silence, and so do the chunks (``LEAD_S``)."""
         self._format = fmt
-        self._taps = _lowpass(fmt.rate) if fmt.rate > RATE else None
-        self._history = np.zeros(0 if self._taps is None else len(self._taps) - 1)
         self._resampler = StreamConverter(fmt.rate, 2, 1, RATE)
-        self._pending = np.zeros(0, dtype=np.int16)
+        lead = 0 if fmt.rate == RATE else round(LEAD_S * RATE)
+        self._pending = np.zeros(lead, dtype=np.int16)
         self._partial = b""  # bytes of an incomplete frame, kept for the next read
 
     def convert(self, data: bytes) -> list[np.ndarray]:
@@ -78,11 +70,6 @@ class MicConverter:
         usable = len(data) - len(data) % frame
         data, self._partial = data[:usable], data[usable:]
         mono = to_mono_int16(data, fmt.width, fmt.channels, fmt.channel)
-        if self._taps is not None:
-            signal = np.concatenate([self._history, mono.astype(np.float64)])
-            self._history = signal[len(signal) - len(self._history) :]
-            filtered = np.convolve(signal, self._taps, mode="valid")
-            mono = np.clip(np.rint(filtered), -32768, 32767).astype(np.int16)
         converted = self._resampler.convert(mono.tobytes())
         pending = np.concatenate([self._pending, converted])
         whole = len(pending) - len(pending) % CHUNK_SAMPLES

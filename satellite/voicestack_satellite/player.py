@@ -172,15 +172,15 @@ class Player:
 
     def end(self, stream_id: str) -> None:
         """Stream ``stream_id`` is complete (``audio-stop``)."""
-        if (stream := self._find(stream_id)) is not None:
+        if (stream := self._find(stream_id)) is not None and not stream.ended:
+            self._feed(stream, b"", last=True)  # what the resampler held back
             stream.ended = True
-            self._wake.set()
 
     def _find(self, stream_id: str) -> PlayerStream | None:
         return next((s for s in self._streams if s.stream_id == stream_id), None)
 
-    def _feed(self, stream: PlayerStream, audio: bytes) -> None:
-        samples = stream.converter.convert(audio)
+    def _feed(self, stream: PlayerStream, audio: bytes, *, last: bool = False) -> None:
+        samples = stream.converter.convert(audio, last=last)
         stream.received += stream.converter.samples_in(audio)
         if self._volume != 1.0:
             samples = np.clip(samples * self._volume, -32768, 32767).astype(np.int16)

@@ -79,13 +79,21 @@ def test_config_file_errors_are_clear(tmp_path: Path) -> None:
 
 
 def test_stream_conversion_has_no_seams() -> None:
-    """Converting in chunks equals converting at once (same length, no clicks)."""
+    """Converting in chunks equals converting at once (same length, no clicks).
+
+    The tone starts and stops at full slope; a band-limited resampler rings
+    there (3 % over the bound in its first two samples), which is no seam: the
+    slope is checked inside the stream, and the chunks against one conversion.
+    """
     tone = (np.sin(2 * np.pi * 300 * np.arange(16000) / 16000) * 8000).astype(np.int16)
     chunked = StreamConverter(16000, 2, 1, 22050)
     parts = [chunked.convert(tone[i : i + 777].tobytes()) for i in range(0, 16000, 777)]
+    parts.append(chunked.convert(b"", last=True))
     out = np.concatenate(parts).astype(np.int64)
     assert abs(len(out) - 22050) <= 1
-    assert np.max(np.abs(np.diff(out))) < 8000 * 2 * np.pi * 300 / 22050 * 1.1
+    assert np.max(np.abs(np.diff(out[4:-4]))) < 8000 * 2 * np.pi * 300 / 22050 * 1.1
+    whole = StreamConverter(16000, 2, 1, 22050).convert(tone.tobytes(), last=True)
+    assert np.max(np.abs(out - whole)) <= 4  # soxr dithers to 16 bits
 
 
 def test_shipped_service_and_config_are_valid() -> None:
