@@ -146,7 +146,7 @@ class AnnouncerPass:
         self.clock = clock
         self.spoken = 0
         self.announcer = Announcer(clock)
-        self.announcer.add_satellite("bench", self.say, self.stop)
+        self.announcer.add_speaker("bench", self.say, self.stop)
 
     async def say(self, _text: str, _ids: tuple[str, ...]) -> Spoken:
         """Played at once."""

@@ -89,7 +89,7 @@ async def one_run(
     await wait_for(
         lambda: home.hass.states.is_state(player.entity_id, "idle"), 60.0, "idle"
     )
-    speaker = home.hass.data[DATA_ANNOUNCER].satellites.get(player.entity_id)
+    speaker = home.hass.data[DATA_ANNOUNCER].speakers.get(player.entity_id)
     await wait_for(lambda: speaker is None or speaker.idle, 60.0, "announcer idle")
     return played, called
 

@@ -271,8 +271,8 @@ def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
 def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     data = event.as_dict()
     if event.speaker_kind is SpeakerKind.MEDIA_PLAYER:
-        data["entity_id"] = event.satellite
-    elif (hub := _hub(hass, event.satellite)) is not None:
+        data["entity_id"] = event.speaker
+    elif (hub := _hub(hass, event.speaker)) is not None:
         data["entity_id"] = hub.satellite_entity_id()
         hub.notify()
     hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
@@ -313,7 +313,7 @@ class MetricsView(HomeAssistantView):
             return self.json_message("Admin only", HTTPStatus.FORBIDDEN)
         hass: HomeAssistant = request.app[KEY_HASS]
         announcer = hass.data.get(DATA_ANNOUNCER)
-        if announcer is None or not announcer.satellites:
+        if announcer is None or not announcer.speakers:
             return self.json_message(
                 "VoiceStack is not loaded", HTTPStatus.SERVICE_UNAVAILABLE
             )

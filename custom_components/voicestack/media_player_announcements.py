@@ -31,7 +31,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.event import async_track_state_change_event
 
 from .const import DOMAIN
-from .core.announce import Announcer, SatelliteAnnouncer, SpeakerKind
+from .core.announce import Announcer, SpeakerAnnouncer, SpeakerKind
 from .core.clock import Clock
 from .media_player_speaker import MediaPlayerSpeaker, Voice
 from .speech_output import tts_options
@@ -53,7 +53,7 @@ def is_media_player(hass: HomeAssistant, entity_id: str) -> bool:
 @dataclass(slots=True)
 class _Player:
     speaker: MediaPlayerSpeaker
-    announcer: SatelliteAnnouncer
+    announcer: SpeakerAnnouncer
     unsubscribe: CALLBACK_TYPE
 
 
@@ -124,7 +124,7 @@ class MediaPlayerAnnouncements:
             return
         player.unsubscribe()
         player.announcer.set_online(False)  # nothing more is said on it
-        await self._announcer.remove_satellite(entity_id)
+        await self._announcer.remove_speaker(entity_id)
 
     async def remove_all(self) -> None:
         """Every player leaves (the last VoiceStack entry unloads)."""
@@ -142,7 +142,7 @@ class MediaPlayerAnnouncements:
         speaker = MediaPlayerSpeaker(
             self._hass, entity_id, lambda: self.voice(entity_id), self._clock
         )
-        announcer = self._announcer.add_satellite(
+        announcer = self._announcer.add_speaker(
             entity_id,
             speaker.say,
             speaker.stop,

@@ -51,7 +51,7 @@ class SatelliteAnnouncements:
         self._speech = speech
         # Sounds to play before announcements, by announcement id (preannounce).
         self._preambles: dict[str, Pcm] = {}
-        self.announcer = announcer.add_satellite(
+        self.announcer = announcer.add_speaker(
             hub.satellite_id,
             self._say,
             hub.speaker.stop,
@@ -81,7 +81,7 @@ class SatelliteAnnouncements:
             return
         self._removed = True
         self._unsubscribe()
-        await self._shared.remove_satellite(self.hub.satellite_id)
+        await self._shared.remove_speaker(self.hub.satellite_id)
         if self._on_removed is not None:
             await self._on_removed()
 

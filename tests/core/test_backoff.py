@@ -88,3 +88,11 @@ def test_default_rng_and_defaults() -> None:
 def test_rejects_nonsense(base_s: float, cap_s: float) -> None:
     with pytest.raises(ValueError, match="base_s"):
         Backoff(base_s=base_s, cap_s=cap_s)
+
+
+def test_without_jitter_each_delay_is_its_ceiling() -> None:
+    """The announcer's retries: 1, 2, 4 … 30 s exactly, and 1 s after a reset."""
+    backoff = Backoff(1.0, 30.0, jitter=False)
+    assert [backoff.next_delay() for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
+    backoff.reset()
+    assert backoff.next_delay() == 1

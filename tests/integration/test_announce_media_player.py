@@ -254,7 +254,7 @@ async def test_an_unavailable_player_waits_and_says_it_when_back(
             hass, message=message, priority="high", entity_id=player.entity_id
         )
     )["announcements"]
-    announcer = hass.data[DATA_ANNOUNCER].satellites[player.entity_id]
+    announcer = hass.data[DATA_ANNOUNCER].speakers[player.entity_id]
     offline = (announcer.online, announcer.queue_depth)
     player.set_available(True)
     await wait_for(lambda: statuses(events, "finished"), 30, "said when back")
@@ -281,7 +281,7 @@ async def test_a_player_not_loaded_yet_gets_its_message_once_it_is(
             hass, message=message, priority="high", entity_id=registered.entity_id
         )
     )["announcements"]
-    announcer = hass.data[DATA_ANNOUNCER].satellites[registered.entity_id]
+    announcer = hass.data[DATA_ANNOUNCER].speakers[registered.entity_id]
     waiting = (announcer.online, announcer.queue_depth, len(player.calls))
     platform = await add_players(hass, [player])
     stack.push_async_callback(platform.async_reset)
@@ -342,7 +342,7 @@ async def test_targets_and_errors(hass: HomeAssistant, home: Home) -> None:
         errors[name] = err.value.translation_key
     er.async_get(hass).async_remove(player.entity_id)  # the user deletes it
     await wait_for(
-        lambda: player.entity_id not in hass.data[DATA_ANNOUNCER].satellites,
+        lambda: player.entity_id not in hass.data[DATA_ANNOUNCER].speakers,
         10,
         "removed player leaves the announcer",
     )
@@ -371,7 +371,7 @@ async def test_a_burst_across_a_satellite_and_a_player(
         metrics = hass.data[DATA_ANNOUNCER].metrics().as_dict()
         satellite_id = runtime.hub.satellite_id
     # The last entry unloaded: the players left the announcer with it.
-    left = dict(hass.data[DATA_ANNOUNCER].satellites)
+    left = dict(hass.data[DATA_ANNOUNCER].speakers)
 
     finished = {e["speaker_kind"]: e for e in statuses(events, "finished")}
     assert set(finished) == {"satellite", "media_player"}
@@ -418,7 +418,7 @@ async def test_a_player_lost_while_announcing_says_it_again_when_back(
     await wait_for(lambda: player.calls, 30, "it plays")
     player.set_available(False)
     await wait_for(lambda: statuses(events, "interrupted"), 10, "the loss")
-    announcer = hass.data[DATA_ANNOUNCER].satellites[player.entity_id]
+    announcer = hass.data[DATA_ANNOUNCER].speakers[player.entity_id]
     waiting = (announcer.online, announcer.queue_depth)
     player.set_available(True)
     await wait_for(lambda: statuses(events, "finished"), 60, "said again")

@@ -13,6 +13,9 @@ draws the other half at random::
     delay = d_n / 2 + uniform(0, d_n / 2)    # in [d_n / 2, d_n]
 
 Once ``d_n`` reaches the cap every delay is in ``[cap_s / 2, cap_s]``.
+
+Without jitter (``jitter=False``) the delay is ``d_n`` itself: for retries no crowd
+makes at once, e.g. the announcer trying a failed high-priority message again.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Backoff:
         base_s: float = 1.0,
         cap_s: float = 30.0,
         rng: random.Random | None = None,
+        *,
+        jitter: bool = True,
     ) -> None:
         """``rng`` makes the jitter reproducible (tests); default: a fresh RNG."""
         if base_s <= 0:
@@ -40,6 +45,7 @@ class Backoff:
         self.cap_s = cap_s
         # Jitter only spreads reconnects; it needs no cryptographic randomness.
         self._rng = rng or random.Random()  # noqa: S311
+        self._jitter = jitter
         self._failures = 0
 
     @property
@@ -53,9 +59,12 @@ class Backoff:
         return min(self.cap_s, self.base_s * 2.0 ** min(self._failures, _MAX_EXPONENT))
 
     def next_delay(self) -> float:
-        """The delay before the next attempt, in seconds (equal jitter)."""
-        half = self.ceiling() / 2
+        """The delay before the next attempt, in seconds (equal jitter, if any)."""
+        ceiling = self.ceiling()
         self._failures += 1
+        if not self._jitter:
+            return ceiling
+        half = ceiling / 2
         return half + self._rng.uniform(0, half)
 
     def reset(self) -> None:

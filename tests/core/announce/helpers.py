@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from custom_components.voicestack.core.announce import (
     AnnouncementEvent,
     AnnounceOptions,
-    SatelliteAnnouncer,
+    SpeakerAnnouncer,
     Spoken,
     Status,
 )
@@ -132,11 +132,11 @@ def satellite(
     hold: bool = False,
     online: bool = True,
     **options: object,
-) -> tuple[SatelliteAnnouncer, SayRecorder, Events]:
+) -> tuple[SpeakerAnnouncer, SayRecorder, Events]:
     """A satellite announcer on ``clock`` with a recorder and an event list."""
     recorder = SayRecorder(clock, hold=hold)
     events = Events()
-    announcer = SatelliteAnnouncer(
+    announcer = SpeakerAnnouncer(
         "kitchen",
         recorder.say,
         recorder.stop,
@@ -150,7 +150,7 @@ def satellite(
     return announcer, recorder, events
 
 
-def assert_balanced(announcer: SatelliteAnnouncer) -> None:
+def assert_balanced(announcer: SpeakerAnnouncer) -> None:
     """The invariant: received = spoken + coalesced + dropped + queued."""
     snap = announcer.snapshot()
     assert snap.balanced, snap

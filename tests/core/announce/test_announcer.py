@@ -43,7 +43,7 @@ def announcer_with(
     recorders = {}
     for name in names:
         recorders[name] = SayRecorder(clock)
-        announcer.add_satellite(name, recorders[name].say, recorders[name].stop)
+        announcer.add_speaker(name, recorders[name].say, recorders[name].stop)
     return announcer, recorders, events
 
 
@@ -51,13 +51,13 @@ async def test_every_target_gets_its_own_id_and_receipt() -> None:
     clock = ManualClock()
     announcer, recorders, _ = announcer_with(clock)
     receipts = announcer.announce("Dinner is ready", source="automation.dinner")
-    assert [(r.satellite, r.status) for r in receipts] == [
+    assert [(r.speaker, r.status) for r in receipts] == [
         ("kitchen", ReceiptStatus.QUEUED),
         ("office", ReceiptStatus.QUEUED),
     ]
     assert len({r.id for r in receipts}) == 2
     only = announcer.announce("Office only", targets=["office"])
-    assert [r.satellite for r in only] == ["office"]
+    assert [r.speaker for r in only] == ["office"]
     clock.advance(0.3)
     await settle()
     assert recorders["kitchen"].texts == ["Dinner is ready"]
@@ -89,7 +89,7 @@ async def test_bad_input_raises_with_a_code() -> None:
     with pytest.raises(AnnounceError):
         announcer.announce("")
     with pytest.raises(AnnounceError):
-        announcer.add_satellite(
+        announcer.add_speaker(
             "kitchen", SayRecorder(clock).say, SayRecorder(clock).stop
         )
 
@@ -181,7 +181,7 @@ async def test_a_media_player_is_a_speaker_named_only_and_counted_apart() -> Non
     clock = ManualClock()
     announcer, recorders, events = announcer_with(clock, names=("kitchen",))
     player = SayRecorder(clock)
-    announcer.add_satellite(
+    announcer.add_speaker(
         "media_player.den", player.say, player.stop, kind=SpeakerKind.MEDIA_PLAYER
     )
     everyone = announcer.announce("Dinner is ready")
@@ -191,11 +191,11 @@ async def test_a_media_player_is_a_speaker_named_only_and_counted_apart() -> Non
     metrics = announcer.metrics()
     data = metrics.as_dict()
 
-    assert [r.satellite for r in everyone] == ["kitchen"]
-    assert [r.satellite for r in named] == ["media_player.den", "kitchen"]
+    assert [r.speaker for r in everyone] == ["kitchen"]
+    assert [r.speaker for r in named] == ["media_player.den", "kitchen"]
     assert player.texts == ["Den only"]
     assert recorders["kitchen"].texts == ["2 announcements: Dinner is ready, Den only."]
-    kinds = {(e.satellite, e.speaker_kind) for e in events.of(Status.FINISHED)}
+    kinds = {(e.speaker, e.speaker_kind) for e in events.of(Status.FINISHED)}
     assert kinds == {
         ("kitchen", SpeakerKind.SATELLITE),
         ("media_player.den", SpeakerKind.MEDIA_PLAYER),
@@ -208,15 +208,15 @@ async def test_a_media_player_is_a_speaker_named_only_and_counted_apart() -> Non
     assert data["speakers"]["media_player.den"]["spoken"] == 1
     assert data["speakers"]["kitchen"]["kind"] == "satellite"
     assert metrics.total.received == 3
-    await announcer.remove_satellite("media_player.den")
-    assert [r.satellite for r in announcer.announce("Again")] == ["kitchen"]
+    await announcer.remove_speaker("media_player.den")
+    assert [r.speaker for r in announcer.announce("Again")] == ["kitchen"]
 
 
 async def test_set_options_reaches_every_satellite() -> None:
     clock = ManualClock()
     announcer, _, _ = announcer_with(clock)
     announcer.set_options(AnnounceOptions(queue_max=7))
-    assert {s.options.queue_max for s in announcer.satellites.values()} == {7}
+    assert {s.options.queue_max for s in announcer.speakers.values()} == {7}
     with pytest.raises(AnnounceError):
         announcer.set_options(AnnounceOptions(queue_max=0))
 
@@ -225,7 +225,7 @@ async def test_remove_and_shutdown() -> None:
     clock = ManualClock()
     announcer, recorders, _ = announcer_with(clock, goodbye="Goodbye")
     announcer.announce("last words")
-    await announcer.remove_satellite("office")
+    await announcer.remove_speaker("office")
     assert recorders["office"].texts == ["last words"]  # flushed, no goodbye
     with pytest.raises(AnnounceError):
         announcer.announce("hi", targets=["office"])
@@ -277,7 +277,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
     speakers = {}
     for name in ("kitchen", "office", "garage"):
         speakers[name] = FloodSpeaker(clock, rng)
-        announcer.add_satellite(name, speakers[name].say, speakers[name].stop)
+        announcer.add_speaker(name, speakers[name].say, speakers[name].stop)
     texts = [f"event {n}" for n in range(40)]
     for _ in range(600):
         action = rng.random()
@@ -291,7 +291,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
                 ttl_s=rng.choice([None, 1.0, 20.0]),
             )
         elif action < 0.65:
-            satellite = announcer.satellites[rng.choice(sorted(speakers))]
+            satellite = announcer.speakers[rng.choice(sorted(speakers))]
             satellite.set_online(not satellite.online)
         else:
             clock.advance(rng.choice([0.001, 0.01, 0.05, 0.3, 1.0, 3.0]))
@@ -299,7 +299,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
             speaker.step()
         await settle(rng.randint(0, 6))
         _check(announcer)
-    for satellite in announcer.satellites.values():
+    for satellite in announcer.speakers.values():
         satellite.set_online(True)
     for _ in range(50):
         clock.advance(1.0)
@@ -308,7 +308,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
             speaker.step()
         await settle()
         _check(announcer)
-    satellites = list(announcer.satellites.values())
+    satellites = list(announcer.speakers.values())
     closing = asyncio.create_task(announcer.shutdown())
     while not closing.done():
         clock.advance(1.0)
@@ -326,7 +326,7 @@ async def test_invariant_holds_under_a_random_flood(seed: int) -> None:
     assert total.interrupts > 0
     assert total.coalesced > 0
     # Nothing was heard twice on a satellite, and every message has a fate.
-    heard = Counter((e.satellite, i) for e in events.of(Status.FINISHED) for i in e.ids)
+    heard = Counter((e.speaker, i) for e in events.of(Status.FINISHED) for i in e.ids)
     assert max(heard.values(), default=1) == 1
 
 

@@ -16,7 +16,7 @@ from custom_components.voicestack.core.announce import (
     InterruptReason,
     Receipt,
     ReceiptStatus,
-    SatelliteAnnouncer,
+    SpeakerAnnouncer,
     Status,
 )
 from devstack.manual_clock import ManualClock
@@ -25,7 +25,7 @@ from .helpers import assert_balanced, satellite, settle
 
 
 def say(
-    announcer: SatelliteAnnouncer,
+    announcer: SpeakerAnnouncer,
     text: str,
     priority: str = "normal",
     category: str = "general",
@@ -562,7 +562,7 @@ async def test_event_listener_errors_do_not_stop_the_announcer(
 
 
 def receipt_of(
-    announcer: SatelliteAnnouncer, text: str, priority: str = "normal"
+    announcer: SpeakerAnnouncer, text: str, priority: str = "normal"
 ) -> Receipt:
     return announcer.submit(AnnounceRequest.create(text, priority=priority))
 

@@ -19,7 +19,7 @@ from custom_components.voicestack.core.announce import (
     AnnounceOptions,
     AnnounceRequest,
     DropReason,
-    SatelliteAnnouncer,
+    SpeakerAnnouncer,
     Status,
 )
 from custom_components.voicestack.core.clock import LoopClock
@@ -83,7 +83,7 @@ async def test_a_critical_flushes_the_announcement_playing_and_then_plays() -> N
         return await speaker.play(parts())
 
     events = Events()
-    announcer = SatelliteAnnouncer(
+    announcer = SpeakerAnnouncer(
         "kitchen",
         say,
         speaker.stop,

@@ -1,6 +1,6 @@
 """Announcements that never overlap: collect, merge, prioritize, say, count.
 
-Home Assistant-free (only a ``Clock`` and two callables per satellite), so every
+Home Assistant-free (only a ``Clock`` and two callables per speaker), so every
 window, limit and fate is tested exactly with a manual clock.
 
 Wiring (what the Home Assistant glue does)::
@@ -12,17 +12,17 @@ Wiring (what the Home Assistant glue does)::
     async def say(text: str, ids: tuple[str, ...]) -> Playback:
         sentences = split_sentences(text)
         return await hub.speaker.play(synthesize_sentences(hass, pipeline, sentences))
-    satellite = announcer.add_satellite(entry.entry_id, say, hub.speaker.stop,
-                                        online=hub.connected)
-    satellite.set_online(True)   # in link_connected;  False in link_lost
+    speaker = announcer.add_speaker(entry.entry_id, say, hub.speaker.stop,
+                                    online=hub.connected)
+    speaker.set_online(True)   # in link_connected;  False in link_lost
     # any other speaker (a media player): the same rules, named by its key
-    announcer.add_satellite("media_player.kitchen", player_say, player_stop,
-                            kind=SpeakerKind.MEDIA_PLAYER)
+    announcer.add_speaker("media_player.kitchen", player_say, player_stop,
+                          kind=SpeakerKind.MEDIA_PLAYER)
     receipts = announcer.announce("Door open", priority="high", category="warning",
                                   source="automation.doors", targets=[entry_id, ...])
     # targets=None: every speaker of kind satellite (media players only when named)
     announcer.metrics().as_dict()             # HTTP view, diagnostics, sensors
-    await announcer.remove_satellite(entry.entry_id)   # entry unload
+    await announcer.remove_speaker(entry.entry_id)     # entry unload
     await announcer.shutdown(goodbye=True)             # Home Assistant stops
 
 ``say`` must be cancellable (``Speaker.play`` is: it flushes what it opened)
@@ -33,8 +33,8 @@ with a ``code`` (and ``field``) to translate.
 Modules: ``model`` (priorities, categories, events, receipts), ``options``
 (defaults, validation), ``limits`` (token buckets, dedup), ``collector`` (bounded
 waiting room), ``coalescer`` (windows, summaries, supersession), ``metrics``,
-``orchestrator`` (one satellite: critical path, offline, shutdown) and
-``announcer`` (all satellites, thread-safe entry point).
+``orchestrator`` (one speaker: critical path, offline, shutdown) and
+``announcer`` (all speakers, thread-safe entry point).
 """
 
 from .announcer import Announcer, AnnouncerMetrics
@@ -58,7 +58,7 @@ from .model import (
     Status,
 )
 from .options import DEFAULT_TEMPLATES, AnnounceOptions
-from .orchestrator import SatelliteAnnouncer
+from .orchestrator import SpeakerAnnouncer
 
 __all__ = [
     "CATEGORIES",
@@ -78,8 +78,8 @@ __all__ = [
     "Priority",
     "Receipt",
     "ReceiptStatus",
-    "SatelliteAnnouncer",
     "SayResult",
+    "SpeakerAnnouncer",
     "SpeakerKind",
     "Spoken",
     "Status",

@@ -1,16 +1,17 @@
-"""The announcer of all satellites: the one entry point for the glue.
+"""The announcer of all speakers: the one entry point for the glue.
 
-``Announcer.announce`` validates a message once, gives each target satellite its
-own announcement id and hands it to that satellite's ``SatelliteAnnouncer``. It
+``Announcer.announce`` validates a message once, gives each target speaker its
+own announcement id and hands it to that speaker's ``SpeakerAnnouncer``. It
 may be called from any thread: on the event loop the message is admitted at once
 and the receipts say ``queued`` or ``dropped`` (with the reason); from another
 thread it is passed on with ``loop.call_soon_threadsafe`` and the receipts say
 ``pending`` (ids are already assigned, events report the rest). Bad input raises
 ``AnnounceError`` in the caller's thread either way.
 
-A speaker is a VoiceStack satellite or (``kind``) any other playback device, a
-Home Assistant media player: the same rules apply to both, but a call without
-targets means every *satellite* (a house full of speakers is named, not assumed).
+A speaker is what plays: a VoiceStack satellite's (``core/speaker.py``) or
+(``kind``) any other playback device, a Home Assistant media player. The same
+rules apply to both, but a call without targets means every *satellite* (a house
+full of speakers is named, not assumed).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .model import (
     new_id,
 )
 from .options import AnnounceOptions
-from .orchestrator import SatelliteAnnouncer
+from .orchestrator import SpeakerAnnouncer
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class AnnouncerMetrics:
 
 
 class Announcer:
-    """Announcements for every satellite; create it on the event loop."""
+    """Announcements for every speaker; create it on the event loop."""
 
     def __init__(
         self,
@@ -78,17 +79,17 @@ class Announcer:
         loop: asyncio.AbstractEventLoop | None = None,
         wall: Callable[[], float] = time.time,
     ) -> None:
-        """``options`` are the default for satellites added without their own.
+        """``options`` are the default for speakers added without their own.
 
         ``loop`` is the event loop the announcer lives on (default: the running
-        one); ``on_event`` receives every satellite's status reports.
+        one); ``on_event`` receives every speaker's status reports.
         """
         self._clock = clock
         self._options = (options or AnnounceOptions()).validate()
         self._on_event = on_event
         self._loop = loop or asyncio.get_running_loop()
         self._wall = wall
-        self._satellites: dict[str, SatelliteAnnouncer] = {}
+        self._speakers: dict[str, SpeakerAnnouncer] = {}
         # Replaced, never mutated: read by any thread.
         self._keys: tuple[str, ...] = ()
         self._satellite_keys: tuple[str, ...] = ()  # the default targets
@@ -99,17 +100,17 @@ class Announcer:
         return self._options
 
     def set_options(self, options: AnnounceOptions) -> None:
-        """New default options, applied to every satellite too."""
+        """New default options, applied to every speaker too."""
         self._options = options.validate()
-        for satellite in self._satellites.values():
-            satellite.set_options(options)
+        for speaker in self._speakers.values():
+            speaker.set_options(options)
 
     @property
-    def satellites(self) -> Mapping[str, SatelliteAnnouncer]:
-        """The satellites by key (read-only view)."""
-        return MappingProxyType(self._satellites)
+    def speakers(self) -> Mapping[str, SpeakerAnnouncer]:
+        """The speakers by key (read-only view)."""
+        return MappingProxyType(self._speakers)
 
-    def add_satellite(
+    def add_speaker(
         self,
         key: str,
         say: SayFn,
@@ -119,15 +120,15 @@ class Announcer:
         options: AnnounceOptions | None = None,
         prefetch: Callable[[str], None] = lambda _text: None,
         kind: SpeakerKind = SpeakerKind.SATELLITE,
-    ) -> SatelliteAnnouncer:
+    ) -> SpeakerAnnouncer:
         """Announce on a new speaker; ``key`` is what ``targets`` name.
 
         ``prefetch`` starts synthesizing the next utterance early (see
-        ``SatelliteAnnouncer``); ``kind`` is what the speaker is.
+        ``SpeakerAnnouncer``); ``kind`` is what the speaker is.
         """
-        if key in self._satellites:
-            raise AnnounceError("duplicate_target", f"satellite {key!r} already added")
-        satellite = SatelliteAnnouncer(
+        if key in self._speakers:
+            raise AnnounceError("duplicate_target", f"speaker {key!r} already added")
+        speaker = SpeakerAnnouncer(
             key,
             say,
             stop,
@@ -139,26 +140,26 @@ class Announcer:
             prefetch=prefetch,
             kind=kind,
         )
-        self._satellites[key] = satellite
+        self._speakers[key] = speaker
         self._index()
-        return satellite
+        return speaker
 
-    async def remove_satellite(self, key: str, *, goodbye: bool = False) -> None:
-        """Shut one satellite's announcer down (bounded) and forget it."""
-        satellite = self._satellites.pop(key, None)
+    async def remove_speaker(self, key: str, *, goodbye: bool = False) -> None:
+        """Shut one speaker's announcer down (bounded) and forget it."""
+        speaker = self._speakers.pop(key, None)
         self._index()
-        if satellite is not None:
-            await satellite.shutdown(goodbye=goodbye)
+        if speaker is not None:
+            await speaker.shutdown(goodbye=goodbye)
 
     async def shutdown(self, *, goodbye: bool = True) -> None:
-        """Shut every satellite down at once; each says the goodbye if set.
+        """Shut every speaker down at once; each says the goodbye if set.
 
         Meanwhile ``announce`` answers ``rejected``; afterwards there are no targets.
         """
         await asyncio.gather(
-            *(s.shutdown(goodbye=goodbye) for s in self._satellites.values())
+            *(s.shutdown(goodbye=goodbye) for s in self._speakers.values())
         )
-        self._satellites.clear()
+        self._speakers.clear()
         self._index()
 
     def announce(
@@ -198,7 +199,7 @@ class Announcer:
 
     def metrics(self) -> AnnouncerMetrics:
         """Every speaker's metrics and the total (event loop)."""
-        speakers = self._satellites.values()
+        speakers = self._speakers.values()
         snapshots = {s.name: (s.kind, s.snapshot()) for s in speakers}
         return AnnouncerMetrics(
             total=summarize(s.parts() for s in speakers),
@@ -212,10 +213,10 @@ class Announcer:
 
     def _index(self) -> None:
         """Publish the keys (whole tuples: other threads read them)."""
-        self._keys = tuple(self._satellites)
+        self._keys = tuple(self._speakers)
         self._satellite_keys = tuple(
             key
-            for key, speaker in self._satellites.items()
+            for key, speaker in self._speakers.items()
             if speaker.kind is SpeakerKind.SATELLITE
         )
 
@@ -237,13 +238,13 @@ class Announcer:
     ) -> list[Receipt]:
         receipts: list[Receipt] = []
         for key, item_id in zip(keys, ids, strict=True):
-            satellite = self._satellites.get(key)
-            if satellite is None:  # removed while the call crossed threads
+            speaker = self._speakers.get(key)
+            if speaker is None:  # removed while the call crossed threads
                 receipts.append(Receipt(key, item_id, ReceiptStatus.REJECTED))
                 continue
-            receipts.append(satellite.submit(request, item_id))
+            receipts.append(speaker.submit(request, item_id))
         if limits := [
-            self._satellites[r.satellite].options.max_message_length
+            self._speakers[r.speaker].options.max_message_length
             for r in receipts
             if r.truncated
         ]:

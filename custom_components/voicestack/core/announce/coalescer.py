@@ -4,7 +4,7 @@
 and closes ``coalesce_window_s`` later at the latest, or earlier once nothing
 arrived for ``coalesce_idle_s``. One timer per batch: arrivals only move the idle
 deadline, and the timer re-arms itself if it fires before the current deadline,
-so a flood costs no timer churn. A batch that is ready while the satellite is
+so a flood costs no timer churn. A batch that is ready while the speaker is
 busy or offline stays ready; whatever arrives meanwhile joins it.
 
 **What** (``compose``):

@@ -1,4 +1,4 @@
-"""Everything waiting to be said on one satellite, and the gate in front of it.
+"""Everything waiting to be said on one speaker, and the gate in front of it.
 
 ``offer`` runs a message through, in this order:
 
@@ -33,7 +33,7 @@ _BATCH_PRIORITIES: Final = (Priority.HIGH, Priority.NORMAL, Priority.LOW)
 
 
 class Collector:
-    """Bounded, rate-limited, deduplicated waiting room of one satellite."""
+    """Bounded, rate-limited, deduplicated waiting room of one speaker."""
 
     def __init__(
         self, clock: Clock, options: AnnounceOptions, on_drop: DropSink
@@ -92,7 +92,7 @@ class Collector:
         return None
 
     def requeue(self, items: Iterable[Announcement]) -> None:
-        """Put messages back that were not heard (satellite lost), oldest first."""
+        """Put messages back that were not heard (speaker lost), oldest first."""
         for item in items:
             self._insert(item)
         for priority, bucket in self._waiting.items():

@@ -1,4 +1,4 @@
-"""Counters per satellite, summed for the total, with one invariant.
+"""Counters per speaker, summed for the total, with one invariant.
 
 Every received message has exactly one fate, counted once::
 
@@ -32,8 +32,8 @@ def _no_drops() -> dict[DropReason, int]:
 
 
 @dataclass(slots=True)
-class SatelliteMetrics:
-    """The counters of one satellite (the orchestrator updates them)."""
+class SpeakerMetrics:
+    """The counters of one speaker (the orchestrator updates them)."""
 
     received: int = 0
     spoken: int = 0
@@ -69,7 +69,7 @@ class SatelliteMetrics:
 
 @dataclass(frozen=True, slots=True)
 class MetricsSnapshot:
-    """Metrics at one moment, for one satellite or the total."""
+    """Metrics at one moment, for one speaker or the total."""
 
     queue_depth: int
     in_flight: int
@@ -119,9 +119,9 @@ class MetricsSnapshot:
 
 
 def summarize(
-    parts: Iterable[tuple[SatelliteMetrics, int, int]],
+    parts: Iterable[tuple[SpeakerMetrics, int, int]],
 ) -> MetricsSnapshot:
-    """Add up ``(metrics, queue_depth, in_flight)`` of one or more satellites."""
+    """Add up ``(metrics, queue_depth, in_flight)`` of one or more speakers."""
     queue_depth = in_flight = received = spoken = coalesced = interrupts = 0
     retries = 0
     dropped = _no_drops()

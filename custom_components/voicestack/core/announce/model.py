@@ -95,10 +95,10 @@ class DropReason(StrEnum):
     DEDUP = "dedup"  # the same text and category (or dedup key) was just accepted
     RATE = "rate"  # its source sent faster than its token bucket allows
     STALE = "stale"  # superseded, or interrupted by a critical (never re-queued)
-    TTL = "ttl"  # waited longer than its time to live (e.g. satellite offline)
+    TTL = "ttl"  # waited longer than its time to live (e.g. speaker offline)
     FAILED = "failed"  # the say callable raised or produced no audio
     SHUTDOWN = "shutdown"  # still waiting when the announcer shut down
-    # Sent, but the satellite never confirmed it played to its end (no ``played``
+    # Sent, but the speaker never confirmed it played to its end (no ``played``
     # within the playback timeout): perhaps heard, perhaps not, so not spoken.
     UNCONFIRMED = "unconfirmed"
 
@@ -107,7 +107,7 @@ class Status(StrEnum):
     """What an ``AnnouncementEvent`` reports."""
 
     STARTED = "started"  # an utterance was handed to ``say``
-    FINISHED = "finished"  # the satellite confirmed it played to its end
+    FINISHED = "finished"  # the speaker confirmed it played to its end
     INTERRUPTED = "interrupted"  # cut short; ``reason`` is an ``InterruptReason``
     DROPPED = "dropped"  # one message will not be said; ``reason`` is a DropReason
 
@@ -119,7 +119,7 @@ class InterruptReason(StrEnum):
     # Someone else stopped playback (``voicestack.stop``, a wake word at the
     # satellite): discarded, stale.
     STOPPED = "stopped"
-    LOST = "lost"  # the satellite went away: queued again, said after reconnect
+    LOST = "lost"  # the speaker went away: queued again, said after reconnect
     SHUTDOWN = "shutdown"  # shutdown ran out of time: discarded, counted shutdown
     FAILED = "failed"  # nothing could be said: high and critical try again later
     TIMEOUT = "timeout"  # no ``played`` in time: discarded, counted unconfirmed
@@ -167,7 +167,7 @@ def normalize(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AnnounceRequest:
-    """One validated ``announce`` call, before it is fanned out to satellites."""
+    """One validated ``announce`` call, before it is fanned out to speakers."""
 
     text: str
     priority: Priority = Priority.NORMAL
@@ -227,7 +227,7 @@ class AnnounceRequest:
 
 @dataclass(slots=True, eq=False)
 class Announcement:
-    """One message for one satellite, from admission to its fate.
+    """One message for one speaker, from admission to its fate.
 
     Times are on the announcer's ``Clock`` (monotonic seconds).
     """
@@ -239,7 +239,7 @@ class Announcement:
     source: str
     created_at: float
     expires_at: float
-    seq: int  # arrival order on its satellite
+    seq: int  # arrival order on its speaker
     dedup_key: str  # the given key, or normalized text + category
 
     @property
@@ -250,9 +250,9 @@ class Announcement:
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
-    """What ``announce`` knows at once about one target."""
+    """What ``announce`` knows at once about one target (a speaker's key)."""
 
-    satellite: str
+    speaker: str
     id: str
     status: ReceiptStatus
     reason: DropReason | None = None
@@ -267,7 +267,9 @@ class Receipt:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (e.g. a service's response data)."""
         return {
-            "satellite": self.satellite,
+            # The key stays "satellite" (the action's response, which scripts
+            # read and voicestack-client parses), whatever kind the speaker is.
+            "satellite": self.speaker,
             "id": self.id,
             "status": str(self.status),
             "reason": None if self.reason is None else str(self.reason),
@@ -278,7 +280,7 @@ class Receipt:
 class AnnouncementEvent:
     """A status report for ``on_event`` (a ``voicestack_announcement`` event).
 
-    ``satellite`` is the speaker's key (a satellite's id, a media player's
+    ``speaker`` is the speaker's key (a satellite's id, a media player's
     entity id), ``speaker_kind`` what it is.
 
     ``started``/``finished``/``interrupted`` describe one utterance: ``ids`` of all
@@ -286,7 +288,7 @@ class AnnouncementEvent:
     message: its id and its own text. ``priority`` is the highest of the messages.
     """
 
-    satellite: str
+    speaker: str
     status: Status
     ids: tuple[str, ...]
     text: str
@@ -297,10 +299,13 @@ class AnnouncementEvent:
     speaker_kind: SpeakerKind = SpeakerKind.SATELLITE
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready event data (``satellite`` and ``speaker`` are both the key)."""
+        """JSON-ready event data (``satellite`` and ``speaker`` are both the key).
+
+        ``satellite`` was the only key before ``speaker``: automations use it.
+        """
         return {
-            "satellite": self.satellite,
-            "speaker": self.satellite,
+            "satellite": self.speaker,
+            "speaker": self.speaker,
             "speaker_kind": str(self.speaker_kind),
             "status": str(self.status),
             "ids": list(self.ids),
@@ -345,7 +350,7 @@ class Spoken:
 # events); return when it was played. Must be cancellable: a critical cancels an
 # utterance that is still playing or waiting for its turn. ``Speaker.play`` is.
 SayFn = Callable[[str, tuple[str, ...]], Awaitable[SayResult]]
-# Stop whatever the satellite plays now; return once it confirmed or after a grace
+# Stop whatever the speaker plays now; return once it confirmed or after a grace
 # time (``Speaker.stop``). The result is ignored.
 StopFn = Callable[[], Awaitable[object]]
 EventCallback = Callable[[AnnouncementEvent], None]

@@ -52,7 +52,7 @@ class AnnounceOptions:
 
     # Longer messages are cut (with a warning); at most ``MAX_MESSAGE_LENGTH``.
     max_message_length: int = 1000
-    queue_max: int = 50  # waiting messages per satellite (high/critical may exceed)
+    queue_max: int = 50  # waiting messages per speaker (high/critical may exceed)
     rate_per_source: float = 5.0  # messages per second per source; bursts of as many
     dedup_s: float = 10.0  # same text + category (or dedup key) within: dropped
     coalesce_window_s: float = 2.0  # a batch is said at most this long after its first

@@ -1,8 +1,8 @@
-"""One satellite's announcer: what is said, when, and what happens to the rest.
+"""One speaker's announcer: what is said, when, and what happens to the rest.
 
-``SatelliteAnnouncer`` owns a ``Collector`` (the waiting room) and a
+``SpeakerAnnouncer`` owns a ``Collector`` (the waiting room) and a
 ``CoalesceWindow``, and says things through two injected callables, so it needs
-no Home Assistant and no satellite: ``say(text, ids) -> SayResult`` and
+no Home Assistant and no speaker: ``say(text, ids) -> SayResult`` and
 ``stop()`` (in production ``Speaker.play`` with text-to-speech, and
 ``Speaker.stop``). Only one utterance of its own is in flight at a time; the
 Speaker's lock serializes it with voice responses.
@@ -24,8 +24,8 @@ message arrived, a window closed, an utterance ended, the link came or went):
   (``ttl_*_s``: critical and high 5 min, normal 1 min, low 30 s by default) and
   are dropped with reason ``ttl`` after it; the rest is said once, merged, after
   reconnecting. An utterance whose ``say`` reports ``lost`` goes back to the
-  queue with its original times (the satellite may not have played it), and the
-  satellite counts as offline until ``set_online(True)``.
+  queue with its original times (the speaker may not have played it), and the
+  speaker counts as offline until ``set_online(True)``.
 - **failure**: when nothing of an utterance could be said (text-to-speech down),
   its ``high`` and ``critical`` messages go back to the queue and are tried again
   after 1 s, 2 s, 4 s … (at most 30 s), merged with whatever arrived, until their
@@ -52,10 +52,11 @@ import logging
 import time
 from typing import Final
 
+from ..backoff import Backoff
 from ..clock import Cancellable, Clock
 from .coalescer import CoalesceWindow, compose, superseded_by
 from .collector import Collector
-from .metrics import MetricsSnapshot, SatelliteMetrics, summarize
+from .metrics import MetricsSnapshot, SpeakerMetrics, summarize
 from .model import (
     Announcement,
     AnnouncementEvent,
@@ -115,8 +116,8 @@ class _Utterance:
         return tuple(item.id for item in self.items)
 
 
-class SatelliteAnnouncer:
-    """Announcements for one satellite; see the module docstring."""
+class SpeakerAnnouncer:
+    """Announcements for one speaker; see the module docstring."""
 
     def __init__(
         self,
@@ -132,9 +133,9 @@ class SatelliteAnnouncer:
         prefetch: Callable[[str], None] = lambda _text: None,
         kind: SpeakerKind = SpeakerKind.SATELLITE,
     ) -> None:
-        """Announce on satellite ``name`` through ``say`` and ``stop``.
+        """Announce on speaker ``name`` through ``say`` and ``stop``.
 
-        ``online``: whether the satellite is connected now (then follow it with
+        ``online``: whether the speaker is connected now (then follow it with
         ``set_online``). ``wall`` stamps ``last_spoken_at`` (UNIX time).
         ``prefetch(text)`` starts synthesizing the next utterance while the
         current one plays, so the next follows without a pause, and a message
@@ -150,7 +151,7 @@ class SatelliteAnnouncer:
         self._on_event = on_event
         self._online = online
         self._wall = wall
-        self.metrics = SatelliteMetrics()
+        self.metrics = SpeakerMetrics()
         self._collector = Collector(clock, self._options, self._dropped)
         self._window = CoalesceWindow(clock, self._options, self._pump)
         self._seq = itertools.count()
@@ -164,7 +165,7 @@ class SatelliteAnnouncer:
         self._retry: Cancellable | None = None  # backoff after a failed utterance
         self._prefetch = prefetch
         self._prefetched: str | None = None  # the next utterance's text, started
-        self._retry_delay_s = RETRY_FIRST_S
+        self._retry_backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S, jitter=False)
         # Each admitted message's fate, for whoever submitted it (``Receipt``).
         self._fates: dict[str, asyncio.Future[Status]] = {}
 
@@ -187,7 +188,7 @@ class SatelliteAnnouncer:
         return self._online
 
     def set_online(self, online: bool) -> None:
-        """The satellite connected or disconnected (what waits is said on return)."""
+        """The speaker connected or disconnected (what waits is said on return)."""
         if online == self._online:
             return
         self._online = online
@@ -244,10 +245,10 @@ class SatelliteAnnouncer:
         )
 
     def snapshot(self) -> MetricsSnapshot:
-        """This satellite's metrics now."""
+        """This speaker's metrics now."""
         return summarize([self.parts()])
 
-    def parts(self) -> tuple[SatelliteMetrics, int, int]:
+    def parts(self) -> tuple[SpeakerMetrics, int, int]:
         """(counters, queue depth, in flight): what ``metrics.summarize`` adds up."""
         return self.metrics, self.queue_depth, self.in_flight
 
@@ -289,7 +290,7 @@ class SatelliteAnnouncer:
         self._wake_idle_waiters()
 
     async def _preempt(self, current: _Utterance | None) -> None:
-        """Clear the satellite for the waiting criticals, then say them."""
+        """Clear the speaker for the waiting criticals, then say them."""
         try:
             if (
                 current is not None
@@ -371,7 +372,7 @@ class SatelliteAnnouncer:
             elif outcome != "played":  # empty (or unknown): nothing was said
                 self._failed(utterance)
             else:  # the satellite confirmed it played to its end
-                self._retry_delay_s = RETRY_FIRST_S
+                self._retry_backoff.reset()
                 self.metrics.record_heard(
                     utterance.items, result.first_audio_at, self._wall()
                 )
@@ -397,8 +398,7 @@ class SatelliteAnnouncer:
         if not again:
             return
         self.metrics.retries += 1
-        delay = self._retry_delay_s
-        self._retry_delay_s = min(RETRY_MAX_S, delay * 2)
+        delay = self._retry_backoff.next_delay()
         _LOGGER.info(
             "%s: %d message(s) could not be said; trying again in %g s",
             self.name,
@@ -430,7 +430,7 @@ class SatelliteAnnouncer:
         self._emit(Status.INTERRUPTED, utterance.items, utterance.text, reason, outcome)
 
     def _requeue_lost(self, utterance: _Utterance) -> None:
-        """The satellite went away mid-utterance: say it again after reconnecting."""
+        """The speaker went away mid-utterance: say it again after reconnecting."""
         self._emit(
             Status.INTERRUPTED,
             utterance.items,
@@ -561,7 +561,7 @@ class SatelliteAnnouncer:
         if self._on_event is None:
             return
         event = AnnouncementEvent(
-            satellite=self.name,
+            speaker=self.name,
             status=status,
             ids=tuple(item.id for item in items),
             text=text,
