@@ -23,14 +23,11 @@ translated error, only the value it shows is short.
 from __future__ import annotations
 
 from collections.abc import Callable
-import logging
 from typing import Any, Final
 
 from homeassistant.helpers import config_validation as cv
 
-from .core.announce import MAX_MESSAGE_LENGTH
-
-_LOGGER = logging.getLogger(__name__)
+from .core.announce import MAX_MESSAGE_LENGTH, warn_cut
 
 MAX_FIELD_LENGTH: Final = 255  # as Home Assistant's entity ids and states
 
@@ -52,10 +49,5 @@ def cut_spoken(message: str, limit: int, source: str) -> str:
     """``message`` cut to ``limit`` (its speaker's *Longest message*), logged."""
     if len(message) <= limit:
         return message
-    _LOGGER.warning(
-        "Announcement from %s is longer than %d characters (Longest message);"
-        " it was cut",
-        source,
-        limit,
-    )
+    warn_cut(source, limit)  # the announcer's own words: it sees no cut after this
     return message[:limit]

@@ -37,7 +37,7 @@ waiting room), ``coalescer`` (windows, summaries, supersession), ``metrics``,
 ``announcer`` (all speakers, thread-safe entry point).
 """
 
-from .announcer import Announcer, AnnouncerMetrics
+from .announcer import Announcer, AnnouncerMetrics, warn_cut
 from .metrics import MetricsSnapshot
 from .model import (
     CATEGORIES,
@@ -83,4 +83,5 @@ __all__ = [
     "SpeakerKind",
     "Spoken",
     "Status",
+    "warn_cut",
 ]

@@ -248,14 +248,20 @@ class Announcer:
             for r in receipts
             if r.truncated
         ]:
-            # Once per call (the only place: every action comes through here).
-            _LOGGER.warning(
-                "Announcement from %s is longer than %d characters (Longest"
-                " message); it was cut",
-                request.source,
-                min(limits),
-            )
+            # Once per call: every action comes through here, except the assist
+            # satellite's, which cuts first (text_limits.cut_spoken, also warn_cut).
+            warn_cut(request.source, min(limits))
         return receipts
+
+
+def warn_cut(source: str, limit: int) -> None:
+    """Log that a message from ``source`` was cut to ``limit`` characters."""
+    _LOGGER.warning(
+        "Announcement from %s is longer than %d characters (Longest message);"
+        " it was cut",
+        source,
+        limit,
+    )
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
