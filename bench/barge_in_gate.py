@@ -1,4 +1,4 @@
-"""The speaker gate's equal-error rate on the test voices (bench/barge_in.py).
+"""The voice gate's equal-error rate on the test voices (bench/barge_in.py).
 
 Enrollment as ``voicestack.enroll_voice`` does it: Piper joe reads the three
 default phrases, and his voiceprint is the normalized mean of their

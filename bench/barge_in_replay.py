@@ -28,7 +28,7 @@ from devstack.room_presets import RATE, Preset, preset
 from voicestack_protocol import BargeInConfig
 from voicestack_satellite.barge_in import BargeIn
 from voicestack_satellite.echo_path import EchoPath
-from voicestack_satellite.speaker_gate import SpeakerGate
+from voicestack_satellite.voice_gate import VoiceGate
 
 PAUSE_LAG_S = 0.02  # the player's block written ahead and the one in the device
 STREAM = "answer"
@@ -129,7 +129,7 @@ class Replay:
         self.requests: list[tuple[np.ndarray, int, int]] = []  # (audio, start, onset)
         self.barge_in = make_barge_in(
             self.speaker,
-            SpeakerGate(),
+            VoiceGate(),
             preroll_s=1.0,
             stream_of=lambda stream: OWNER,
             send=self._sent,

@@ -1,4 +1,4 @@
-"""The speaker gate in a family: every enrolled voice against every other voice.
+"""The voice gate in a family: every enrolled voice against every other voice.
 
 Issue 28. Each of the harness's voices that sound like people (Piper joe,
 flite slt, rms, awb, kal) is enrolled in turn, as ``voicestack.enroll_voice``
@@ -11,7 +11,7 @@ all in the harness's ``quiet`` room.
 
 Every gate in ``GATES`` in one run, on the same voices and conditions:
 
-- **current** (what ships, ``speaker_gate.py``): the normalized mean of the
+- **current** (what ships, ``voice_gate.py``): the normalized mean of the
   clean phrases, the cosine against the 0.70 threshold (not sure
   ``UNSURE_BAND`` under it, resumed like other; the s-norm explains it);
 - **s-norm** and **augmented** (issue 28's first candidates, not shipped):
@@ -59,7 +59,7 @@ from bench.gate_family_audio import (
     Take,
 )
 from devstack.voices import RATES
-from voicestack_satellite.speaker_gate import UNSURE_BAND
+from voicestack_satellite.voice_gate import UNSURE_BAND
 from voicestack_satellite.voiceprint.calibration import Cohort
 
 RAW_ACCEPT = 0.70  # what ships (Home Assistant's default threshold)
@@ -149,7 +149,7 @@ def augmented_voiceprint(embeddings: Embeddings, name: str) -> np.ndarray:
     """The new enrollment: each phrase's voiceprint covers noise (as the satellite's).
 
     HA's mean of the phrases' voiceprints, each the mean of the phrase's
-    augmented embeddings (``SpeakerGate.embed_enrollment``).
+    augmented embeddings (``VoiceGate.embed_enrollment``).
     """
     phrases = [
         mean_voiceprint(
@@ -387,7 +387,7 @@ def print_table(results: dict[str, dict[str, Tally]]) -> None:
 
 def main(argv: Sequence[str] = ()) -> None:
     """Embed (or load) everything, judge with both gates, print the table."""
-    header("speaker gate: a family's voices, clean, over the echo, in noise")
+    header("voice gate: a family's voices, clean, over the echo, in noise")
     started = time.monotonic()
     embeddings, cohort = Embeddings(), Cohort.load()
     try:

@@ -1,4 +1,4 @@
-"""What the speaker gate hears in bench/gate_family.py, embedded once and cached.
+"""What the voice gate hears in bench/gate_family.py, embedded once and cached.
 
 Every voice speaks in the listening harness's ``quiet`` room (its impulse
 response from where the user stands to the mic, ``devstack.room_presets``) at a

@@ -94,7 +94,7 @@ def _voiceprint(encoder: SpeakerEncoder, phrases: list[np.ndarray]) -> np.ndarra
 
 def main(argv: Sequence[str] = ()) -> None:
     """Enroll joe in each room, judge him and another voice over an answer."""
-    header("speaker gate: the enrolled user over an answer, per room")
+    header("voice gate: the enrolled user over an answer, per room")
     encoder = SpeakerEncoder.from_resemblyzer()
     joe, other = voice("joe"), voice("espeak-gb")
     for room in argv or ("quiet", "hard"):

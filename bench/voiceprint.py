@@ -11,7 +11,7 @@ The anchor needs torch, which no project venv has: it runs in the throwaway venv
 that scripts/make_ge2e_reference.py describes (``.cache/ge2e-ref/venv``, or the
 Python named by ``VOICESTACK_GE2E_PYTHON``); without it only the port is measured.
 
-Goal: the speaker gate's verdict within 1.5 s of speech onset, that is 1.4 s of
+Goal: the voice gate's verdict within 1.5 s of speech onset, that is 1.4 s of
 speech plus its embedding in at most 1.5 s.
 
     .venv-satellite/bin/python bench/voiceprint.py     # ~20 s

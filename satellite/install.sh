@@ -6,7 +6,7 @@
 #                                          voicestack user, /etc/voicestack/satellite.toml
 #                                          (USB mic and speaker found with arecord -l /
 #                                          aplay -l) and the systemd unit, started
-#   satellite/install.sh --minimal [...]   without barge-in (echo canceller, speaker gate,
+#   satellite/install.sh --minimal [...]   without barge-in (echo canceller, voice gate,
 #                                          noise suppression)
 #   satellite/install.sh --check           only the checks
 #   satellite/install.sh --devices         only the proposed --mic-command/--snd-command
@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 machine=${VOICESTACK_MACHINE:-$(uname -m)}
 glibc=${VOICESTACK_GLIBC-$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')}
 python=${PYTHON:-python3}
-# The speaker gate's GE2E weights (requirements/barge-in-no-deps.txt): its own
+# The voice gate's GE2E weights (requirements/barge-in-no-deps.txt): its own
 # dependencies would pull in torch, which the satellite never runs.
 weights=resemblyzer==0.1.4
 unit=/etc/systemd/system/voicestack-satellite.service

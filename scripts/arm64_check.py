@@ -11,7 +11,7 @@ gives its root);
 there with ``--mic-stdin``. From here, on loopback (the chroot shares the
 network): "Hey Jarvis" goes into its mic and must appear in its log, and
 ``describe`` must be answered with its ``info``. Its startup line must say
-that its echo canceller and speaker gate loaded. Exit 1 on any failure.
+that its echo canceller and voice gate loaded. Exit 1 on any failure.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from devstack.servers import LOOPBACK, free_port
 REPO = Path(__file__).resolve().parents[1]
 INSTALL_GOAL_S = 300.0  # issue 29: install.sh under emulation
 WAKE_TIMEOUT_S = 600.0  # the emulated start-up takes minutes, then the wake word
-LOADED = "barge-in echo handling: aec (pywebrtc); speaker gate: installed"
+LOADED = "barge-in echo handling: aec (pywebrtc); voice gate: installed"
 NAMESPACE = ("unshare", "--mount", "--propagation", "private", "sh", "-c")
 
 

@@ -1,4 +1,4 @@
-"""Write the speaker gate's cohort: voiceprints of voices nobody enrolls (issue 28).
+"""Write the voice gate's cohort: voiceprints of voices nobody enrolls (issue 28).
 
 The gate normalizes every score against a cohort (adaptive s-norm,
 ``voicestack_satellite/voiceprint/calibration.py``). The cohort is data: one
@@ -81,7 +81,7 @@ def main() -> None:
             }
         )
     data = {
-        "about": "Voiceprints of espeak-ng variants: the speaker gate's cohort "
+        "about": "Voiceprints of espeak-ng variants: the voice gate's cohort "
         "(scripts/make_gate_cohort.py). Derived data, no model weights.",
         "encoder": "GE2E (resemblyzer 0.1.4 weights), voicestack_satellite.voiceprint",
         "voices": voices,

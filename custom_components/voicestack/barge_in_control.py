@@ -1,7 +1,7 @@
 """Barge-in on one satellite: its settings, its verdicts and what they do.
 
 The satellite pauses a voice response on speech by itself (it never waits for
-Home Assistant) and reports ``voicestack-barge-in``; its speaker gate then
+Home Assistant) and reports ``voicestack-barge-in``; its voice gate then
 names the voice (``voicestack-voice``). What follows is decided by the
 HA-free ``core.barge_in.BargeIn`` (the enrolled user: stop, and the speech is
 the next request; anyone else: resume at the interrupted sentence's start; 10 s
@@ -71,7 +71,7 @@ class BargeInSettings:
     """One satellite's barge-in settings (its switches and number)."""
 
     enabled: bool = True  # speech pauses a voice response
-    gate: bool = True  # the speaker gate tells the user from others
+    gate: bool = True  # the voice gate tells the user from others
     min_speech_s: float = DEFAULT_MIN_SPEECH_S  # speech this long pauses
     echo_cancel: bool = True  # built-in echo cancellation (off: the energy gate)
 
@@ -130,7 +130,7 @@ class BargeInControl:
 
     @property
     def gate_available(self) -> bool:
-        """The satellite's speaker gate can run."""
+        """The satellite's voice gate can run."""
         block = self._hub.identity.voicestack
         return block is not None and block.voiceprint
 

@@ -4,7 +4,7 @@ For each phrase the satellite says what to read ("Phrase 1 of 3. Please say: …
 then records the next thing said (``voicestack-enroll``) and answers with its
 GE2E embedding (``voicestack-voiceprint``); no audio leaves the satellite, and
 no agent, LLM or cloud service takes part. The embeddings are kept per person
-in ``voiceprints.py``, and every satellite's speaker gate gets the new
+in ``voiceprints.py``, and every satellite's voice gate gets the new
 voiceprint at once.
 
 One enrollment runs at a time per satellite; a phrase that fails (nothing said,
@@ -55,7 +55,7 @@ ANSWER_GRACE_S = 5.0  # beyond that, for the satellite's embedding to arrive
 FAILURES = {
     "no_speech": "nothing was said",
     "too_short": "it was too short: say the whole phrase",
-    "unavailable": "the satellite's speaker gate is not installed",
+    "unavailable": "the satellite's voice gate is not installed",
     "cancelled": "it was cancelled (a wake word, or the satellite went away)",
     "timeout": "the satellite did not answer",
 }

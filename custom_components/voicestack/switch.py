@@ -3,7 +3,7 @@
 Mute: the satellite stops listening for the wake word until unmuted. Record
 requests: every request's audio and what became of it is kept for the debug
 panel (off by default: it keeps what people said, on disk). Barge-in: speech
-may interrupt an answer; the speaker gate tells the enrolled user from the TV;
+may interrupt an answer; the voice gate tells the enrolled user from the TV;
 echo cancellation keeps the answer from interrupting itself (off: the mic is
 gated while the speaker is loud instead). See docs/barge-in.md.
 """
@@ -118,17 +118,19 @@ class BargeInSwitchDescription(SwitchEntityDescription):
     setting: str
 
 
+# The gate that tells who talks is the *voice* gate (a speaker is what plays);
+# its key, and so its unique id, keeps the first name, so installed switches stay.
 BARGE_IN_SWITCHES = tuple(
     BargeInSwitchDescription(
         key=key,
-        translation_key=key,
+        translation_key=translation_key,
         entity_category=EntityCategory.CONFIG,
         setting=setting,
     )
-    for key, setting in (
-        ("barge_in", "enabled"),
-        ("speaker_gate", "gate"),
-        ("echo_cancellation", "echo_cancel"),
+    for key, translation_key, setting in (
+        ("barge_in", "barge_in", "enabled"),
+        ("speaker_gate", "voice_gate", "gate"),
+        ("echo_cancellation", "echo_cancellation", "echo_cancel"),
     )
 )
 

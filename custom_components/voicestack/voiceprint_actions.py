@@ -1,7 +1,7 @@
 """``voicestack.enroll_voice`` and ``voicestack.forget_voice``.
 
 Enrolling records a person's voice on one satellite (``enrollment.py``), so
-that every satellite's speaker gate can tell them from the TV when they talk
+that every satellite's voice gate can tell them from the TV when they talk
 over an answer. Forgetting removes it everywhere. Both take a ``person``
 entity: the voice belongs to a person of this home, not to a satellite. Both
 are for administrators only (like the options' Voices step).

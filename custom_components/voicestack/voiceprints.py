@@ -1,7 +1,7 @@
 """Enrolled voices, kept in Home Assistant's storage: one voiceprint per person.
 
 Enrollment (``enrollment.py``) records a few phrases on a satellite, whose
-speaker gate turns each into a GE2E embedding. They are kept here per person
+voice gate turns each into a GE2E embedding. They are kept here per person
 (a ``person`` entity), and each person's voiceprint, the normalized mean of their
 phrases' embeddings (as GE2E's speaker centroid), goes to every satellite in its
 barge-in settings. Nothing leaves the home: no audio is kept, only the vectors.

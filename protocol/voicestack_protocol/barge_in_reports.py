@@ -1,7 +1,7 @@
 """Barge-in's reports, from a satellite to its peer: built and parsed.
 
 The satellite pauses a voice response on speech by itself and says so
-(``voicestack-barge-in``); its speaker gate names the voice
+(``voicestack-barge-in``); its voice gate names the voice
 (``voicestack-voice``); enrollment records one phrase and answers with its
 voiceprint (``voicestack-voiceprint``). What the peer sends: ``barge_in_control``.
 """
@@ -43,7 +43,7 @@ class BargeInReport:
 
 @dataclass(frozen=True, slots=True)
 class VoiceReport:
-    """The speaker gate's verdict on the voice that paused ``stream``."""
+    """The voice gate's verdict on the voice that paused ``stream``."""
 
     stream: str
     person: str | None  # the enrolled person it matched, None: nobody

@@ -22,13 +22,13 @@ class InfoBlock:
     protocol: int
     sends: tuple[str, ...]
     accepts: tuple[str, ...]
-    voiceprint: bool = False  # its speaker gate can run (barge-in verdicts)
+    voiceprint: bool = False  # its voice gate can run (barge-in verdicts)
 
 
 def info_block(satellite_id: str, voiceprint: bool = False) -> dict[str, object]:
     """What ``info`` carries under ``INFO_KEY``: a stable id and the extensions.
 
-    ``voiceprint``: the speaker gate can run (barge-in verdicts, enrollment).
+    ``voiceprint``: the voice gate can run (barge-in verdicts, enrollment).
     """
     return {
         "id": satellite_id,

@@ -21,7 +21,7 @@ NO_SPEECH: Final = "voicestack-no-speech"  # {}: the request ended with nobody s
 ANNOUNCE: Final = "voicestack-announce"
 BARGE_IN: Final = "voicestack-barge-in"  # {stream, played, onset}: speech paused it
 # {stream, person, score, seconds, verdict?, normalized?, closest?, cohort?}:
-# the speaker gate's verdict
+# the voice gate's verdict
 VOICE: Final = "voicestack-voice"
 VOICEPRINT: Final = "voicestack-voiceprint"  # {id, embedding, seconds} | {id, error}
 

@@ -204,7 +204,7 @@ async def _run(
         await announce.start()  # after the port: a failure leaves no file
     _LOGGER.info(
         "Satellite %r listening on tcp://%s:%s, wake words %s; barge-in echo "
-        "handling: %s; speaker gate: %s",
+        "handling: %s; voice gate: %s",
         settings.name,
         settings.host,
         settings.port,

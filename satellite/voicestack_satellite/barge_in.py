@@ -38,9 +38,9 @@ from .audio import RATE
 from .capture import Capture, VoiceStart
 from .gate_reports import verdict_event, voiceprint_rows
 from .player import Player
-from .speaker_gate import SpeakerGate
 from .speech_over import SpeechOverAnswer
 from .vad import WINDOW_SAMPLES
+from .voice_gate import VoiceGate
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class BargeIn:
     def __init__(
         self,
         player: Player,
-        gate: SpeakerGate,
+        gate: VoiceGate,
         *,
         preroll_s: float,
         stream_of: Callable[[str], str | None],

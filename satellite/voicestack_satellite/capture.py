@@ -1,6 +1,6 @@
 """What barge-in keeps of the mic: the recent past, and a barge-in's speech.
 
-Two views of the same mic: echo handled (what the speaker gate compares: the
+Two views of the same mic: echo handled (what the voice gate compares: the
 answer's own voice, which may be the enrolled user's voice too, must not count)
 and as it came (what a request sends: speech-to-text copes with a faint echo
 better than with the artefacts of cancelling it while someone talks). Both are

@@ -26,8 +26,8 @@ from voicestack_protocol import Enroll
 
 from .audio import RATE
 from .gate_reports import PhraseQuality, phrase_event
-from .speaker_gate import SpeakerGate
 from .vad import WINDOW_SAMPLES, SpeechDetector
+from .voice_gate import VoiceGate
 from .voiceprint import NoSpeechError
 
 _LOGGER = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ NOISE_PERCENTILE: Final = 10  # of the windows' power: the room's noise
 class Enroller:
     """One phrase at a time; a new one, a wake word or the owner leaving cancels it."""
 
-    def __init__(self, gate: SpeakerGate, send: Callable[[Event], None]) -> None:
+    def __init__(self, gate: VoiceGate, send: Callable[[Event], None]) -> None:
         """``send`` goes to the owner."""
         self._gate = gate
         self._send = send
@@ -58,7 +58,7 @@ class Enroller:
 
     @property
     def gate_available(self) -> bool:
-        """Voiceprints can be made here (the speaker gate is installed)."""
+        """Voiceprints can be made here (the voice gate is installed)."""
         return self._gate.available
 
     @property

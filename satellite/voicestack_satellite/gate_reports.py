@@ -1,4 +1,4 @@
-"""Barge-in's reports from the speaker gate's own objects, and its voiceprints.
+"""Barge-in's reports from the voice gate's own objects, and its voiceprints.
 
 voicestack-protocol defines the events (``voicestack-voice``,
 ``voicestack-voiceprint``, ``voicestack-barge-in-config``) with plain tuples;
@@ -27,7 +27,7 @@ from voicestack_protocol import (
 from .voiceprint.calibration import CohortStats
 
 if TYPE_CHECKING:
-    from .speaker_gate import GateVerdict
+    from .voice_gate import GateVerdict
 
 
 def verdict_event(stream: str, verdict: GateVerdict, seconds: float) -> Event:

@@ -14,7 +14,7 @@ import sys
 
 from .echo_cancel import BACKENDS, EchoCancelError, open_backend
 from .enhance import PACKAGE as SPEEX, EnhanceError, MicEnhancer
-from .speaker_gate import gate_available
+from .voice_gate import gate_available
 
 SPEEX_OPTIONS = {"--noise-suppression": (0, 2), "--auto-gain": (10, 0)}
 
@@ -44,7 +44,7 @@ def summary(venv: str) -> list[str]:
             " loud, so only the answer's pauses can be talked into (--echo-cancel gate)"
         )
     gate = "available" if gate_available() else "not installed"
-    lines.append(f"- speaker gate (only enrolled voices pause an answer): {gate}")
+    lines.append(f"- voice gate (only enrolled voices pause an answer): {gate}")
     for option, (auto_gain, noise_suppression) in SPEEX_OPTIONS.items():
         try:
             MicEnhancer(auto_gain, noise_suppression)

@@ -35,7 +35,7 @@ from .player import Player
 from .session import Session
 from .settings import Settings
 from .sounds import Sounds
-from .speaker_gate import SpeakerGate
+from .voice_gate import VoiceGate
 from .wake import Wake
 
 
@@ -68,7 +68,7 @@ class SatelliteCoordinator:
         )
         self.listener = Listener(settings, wake, player, self.feedback)
         self._streams = PeerStreams(player, self.feedback)
-        self.gate = SpeakerGate()
+        self.gate = VoiceGate()
         self.barge_in = BargeIn(
             player,
             self.gate,

@@ -57,7 +57,7 @@ else
   "${uv[@]}" sync "${target[@]}" "$lock"
 fi
 "${uv[@]}" install "${target[@]}" --no-deps -e ./protocol -e ./satellite
-# The speaker gate's weights, without their torch (requirements/barge-in-no-deps.txt).
+# The voice gate's weights, without their torch (requirements/barge-in-no-deps.txt).
 case ",$files," in *,barge-in,*)
   "${uv[@]}" install "${target[@]}" --no-deps -r requirements/barge-in-no-deps.txt ;;
 esac

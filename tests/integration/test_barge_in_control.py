@@ -56,7 +56,7 @@ class Home:
 
 @pytest.fixture
 async def home(hass: HomeAssistant, pipeline: Pipeline, stack: AsyncExitStack) -> Home:
-    """A scripted peer with a speaker gate, and VoiceStack connected to it."""
+    """A scripted peer with a voice gate, and VoiceStack connected to it."""
     peer = await stack.enter_async_context(
         FakeSatellite(extensions=EXTENSIONS, voiceprint=True, auto_played=False)
     )
@@ -293,7 +293,7 @@ async def test_settings_and_voices_reach_the_satellite(
     await hass.services.async_call(
         "switch",
         "turn_off",
-        {"entity_id": "switch.fake_speaker_gate"},
+        {"entity_id": "switch.fake_voice_gate"},
         blocking=True,
     )
     await wait_for(lambda: len(configs()) == sent + 1, 5, "gate off")

@@ -61,7 +61,7 @@ from tests.integration.journey_house import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.newest_ha, pytest.mark.timeout(900)]
 
-# Enrolled, so the speaker gate tells another voice from the household's.
+# Enrolled, so the voice gate tells another voice from the household's.
 USER = Person("joe")
 QUESTION = "Should I unlock the front door? Say yes or no."
 # Short replies tiny.en mishears one word of, now and then (measured on
@@ -339,12 +339,12 @@ JOURNEYS: tuple[Callable[[House], Awaitable[None]], ...] = (
     a_confirmation,
     dictation,
     # An enrolled user's barge-in (request done, reply heard) is left out: the
-    # speaker gate takes the enrolled user over the answer for another voice in
+    # voice gate takes the enrolled user over the answer for another voice in
     # both rooms, so the answer resumes and the request is lost. Measured on
     # 46b1305, "Turn on the fan." 4 s into the house report: raw cosine 0.67
     # and 0.65 (joe, quiet), 0.58 and 0.61 (joe, hard), 0.63 to 0.65 (flite
     # kal, quiet; one phrase or the three defaults enrolled in the room), all
-    # under the 0.70 threshold (satellite/voicestack_satellite/speaker_gate.py);
+    # under the 0.70 threshold (satellite/voicestack_satellite/voice_gate.py);
     # in the simple room (test_barge_in.py) joe scores 0.72 and it works.
     another_voice_over_the_answer,
     a_burst_of_announcements,

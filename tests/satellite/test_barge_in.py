@@ -8,7 +8,7 @@ Assistant would be: it configures barge-in, plays a three-sentence answer
 marked ``barge_in`` and answers the satellite's reports. Speech over the
 answer pauses it and is reported; the answer's own echo interrupts nothing (echo
 cancellation or the gate); a stock peer is never paused; the user's speech
-becomes a request whisper understands; the speaker gate names an enrolled voice
+becomes a request whisper understands; the voice gate names an enrolled voice
 and not another. (With Home Assistant deciding: tests/integration/test_barge_in.py.)
 """
 

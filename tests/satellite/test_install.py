@@ -156,7 +156,7 @@ def test_the_install_ends_saying_what_the_satellite_will_do() -> None:
         line.startswith("- barge-in: echo canceller ") and "(--echo-cancel aec)" in line
         for line in lines
     )
-    assert "- speaker gate (only enrolled voices pause an answer): available" in lines
+    assert "- voice gate (only enrolled voices pause an answer): available" in lines
     assert any(
         line.startswith("- --noise-suppression: pyspeex-noise ") for line in lines
     )

@@ -164,4 +164,4 @@ async def test_a_satellite_says_how_it_handles_echo(tmp_path: Path) -> None:
     ) as sat:
         log = sat.log_text()
 
-    assert "barge-in echo handling: gate; speaker gate: installed" in log
+    assert "barge-in echo handling: gate; voice gate: installed" in log

@@ -89,7 +89,7 @@ class BargeIn:
         """No response until ``start_response``.
 
         ``gate()`` says at each pause whether a verdict is worth waiting for:
-        someone is enrolled and the speaker gate is on.
+        someone is enrolled and the voice gate is on.
         """
         self._clock = clock
         self._on_record = on_record

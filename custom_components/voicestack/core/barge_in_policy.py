@@ -61,7 +61,7 @@ class BargeInLimits:
 
 
 class Verdict(StrEnum):
-    """What the speaker gate says of the voice that interrupted."""
+    """What the voice gate says of the voice that interrupted."""
 
     ENROLLED = "enrolled"  # a person enrolled in this home: the user
     OTHER = "other"  # anyone else, or the TV

@@ -4,7 +4,7 @@ A voiceprint made from phrases that were cut short, too soft, or said over a
 fan or a TV gates worse: the user is refused more often, and a similar voice
 may pass. The satellite says per phrase how much speech it heard, at what
 level, how far over the quiet around it, and how the phrase scored against
-the speaker gate's cohort (voices nobody enrolls); this turns that into
+the voice gate's cohort (voices nobody enrolls); this turns that into
 warnings and one figure, the **margin**: how many of the cohort's standard
 deviations each phrase stands closer to the person's own voiceprint than to
 its closest cohort voices (s-norm of the phrase against the voiceprint,

@@ -77,7 +77,7 @@ def trim_long_silences(wav: np.ndarray) -> np.ndarray:
 def _webrtc_vad() -> Any:
     """WebRTC VAD in its most aggressive mode (3), as Resemblyzer uses it."""
     try:
-        import webrtcvad  # noqa: PLC0415 (optional: only the speaker gate needs it)
+        import webrtcvad  # noqa: PLC0415 (optional: only the voice gate needs it)
     except ImportError as err:
         raise ImportError(
             "the speaker encoder trims silences with WebRTC VAD: "

@@ -1,4 +1,4 @@
-"""The calibrated speaker gate (issue 28): s-norm against the shipped cohort.
+"""The calibrated voice gate (issue 28): s-norm against the shipped cohort.
 
 - The cohort ships with the satellite: espeak-ng voiceprints, unit length.
 - A score is normalized against both sides' closest cohort voices: the same
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voicestack_satellite import speaker_gate
+from voicestack_satellite import voice_gate
 from voicestack_satellite.audio import read_wav
 from voicestack_satellite.gate_reports import verdict_event
-from voicestack_satellite.speaker_gate import UNSURE_BAND, SpeakerGate
+from voicestack_satellite.voice_gate import UNSURE_BAND, VoiceGate
 from voicestack_satellite.voiceprint.calibration import (
     COHORT_PATH,
     Cohort,
@@ -58,10 +58,10 @@ def test_s_norm_weighs_a_score_by_how_generic_each_side_is() -> None:
 
 
 def test_the_gate_has_three_bands_and_explains_them() -> None:
-    assert SpeakerGate.verdict_of(0.7, 0.7) == "enrolled"
-    assert SpeakerGate.verdict_of(0.7 - UNSURE_BAND / 2, 0.7) == "unsure"
-    assert SpeakerGate.verdict_of(0.7 - UNSURE_BAND - 0.01, 0.7) == "other"
-    gate = SpeakerGate()
+    assert VoiceGate.verdict_of(0.7, 0.7) == "enrolled"
+    assert VoiceGate.verdict_of(0.7 - UNSURE_BAND / 2, 0.7) == "unsure"
+    assert VoiceGate.verdict_of(0.7 - UNSURE_BAND - 0.01, 0.7) == "other"
+    gate = VoiceGate()
     try:
         embedding = gate._embed(joe())
         voiceprints = np.array([embedding, np.roll(embedding, 7)])
@@ -92,11 +92,11 @@ def test_without_the_cohort_the_raw_score_and_threshold_decide(
 ) -> None:
     shipped = Cohort.load
     monkeypatch.setattr(
-        speaker_gate.Cohort,
+        voice_gate.Cohort,
         "load",
         classmethod(lambda _cls: shipped(tmp_path / "missing.json")),
     )
-    gate = SpeakerGate()
+    gate = VoiceGate()
     gate.close()
     embedding = np.zeros(256, np.float32)
     embedding[0] = 1.0

@@ -67,11 +67,11 @@ def _load_cohort() -> Cohort | None:
     try:
         return Cohort.load()
     except (OSError, ValueError, KeyError) as err:
-        _LOGGER.warning("Speaker gate without its cohort (raw scores): %s", err)
+        _LOGGER.warning("Voice gate without its cohort (raw scores): %s", err)
         return None
 
 
-class SpeakerGate:
+class VoiceGate:
     """Embeds speech off the event loop and names the closest enrolled voice."""
 
     def __init__(self) -> None:
