@@ -30,6 +30,8 @@ from voicestack_satellite.audio import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from faster_whisper import WhisperModel
     from piper import PiperVoice
 
@@ -43,6 +45,7 @@ __all__ = [
     "speak",
     "speech_end_s",
     "transcribe",
+    "with_pauses",
     "write_wav",
 ]
 
@@ -149,6 +152,26 @@ def speech_end_s(pcm: bytes) -> float:
     samples = np.frombuffer(pcm, dtype=np.int16)
     loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > SPEECH_LEVEL)
     return (int(loud[-1]) + 1) / RATE if len(loud) else 0.0
+
+
+def with_pauses(
+    parts: Sequence[bytes], pause_s: float, margin_s: float = 0.02
+) -> bytes:
+    """``parts`` back to back with ``pause_s`` of silence between their speech.
+
+    Each part is cut to its speech (louder than -40 dBFS) and ``margin_s`` on
+    either side, so a synthesizer's own quiet lead and tail do not lengthen
+    the pause (a request's endpointer counts all of it).
+    """
+    margin = round(margin_s * RATE)
+    cut = []
+    for pcm in parts:
+        samples = np.frombuffer(pcm, dtype=np.int16)
+        loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > SPEECH_LEVEL)
+        first = max(0, int(loud[0]) - margin)
+        last = min(len(samples), int(loud[-1]) + 1 + margin)
+        cut.append(samples[first:last].tobytes())
+    return silence(pause_s - 2 * margin_s).join(cut)
 
 
 def mix_noise(pcm: bytes, snr_db: float, seed: int = 0) -> bytes:

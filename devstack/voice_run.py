@@ -36,7 +36,8 @@ class VoiceRun:
       starts at its next 80 ms tick, on average half a tick later;
     - ``end_of_speech``: that start plus the WAV's speech end offset;
     - ``vad_end``: Home Assistant told the satellite the speech ended (its VAD);
-    - ``transcript_at``: speech-to-text ended (HA's pipeline record, both owners);
+    - ``transcript_at``: speech-to-text ended (HA's pipeline record, both owners;
+      VoiceStack's utterance event when its transcript was speculative);
     - ``first_audio``: the response's ``audio-start`` reached the satellite (its
       first ``audio-chunk`` follows in the same burst from both owners);
     - ``answered``: the satellite entity is idle again after ``played``.
@@ -166,6 +167,12 @@ def _fill_from_voicestack(run: VoiceRun, home: Home, entry: ConfigEntry) -> None
         run.answer = " ".join(s.text for s in playback.sentences)
         run.sentences = len(playback.sentences)
         run.response_seconds = playback.seconds
-    run.utterance_at = next(
-        (at for at, _data in home.utterances if at >= run.wake), None
+    utterance = next(
+        ((at, data) for at, data in home.utterances if at >= run.wake), None
     )
+    run.utterance_at = utterance[0] if utterance is not None else None
+    if run.transcript_at is None and utterance is not None:
+        # Answered from a speculative transcript (speculation.py): HA's pipeline
+        # was cancelled before its STT ended. The utterance event follows the
+        # transcript by the router's few milliseconds.
+        run.transcript, run.transcript_at = utterance[1]["text"], utterance[0]

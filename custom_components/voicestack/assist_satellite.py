@@ -163,7 +163,7 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         if event.type is PipelineEventType.STT_END and not self.question_pending:
             # The run ends after STT, but the request goes on: keep the state
             # until the response has been played.
-            compat.expect_response_after_run(self)
+            self.expect_response_after_run()
         self.voice_loop.on_pipeline_event(event)
 
     @callback
@@ -217,6 +217,11 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
     def set_state(self, state: AssistSatelliteState) -> None:
         """Idle, listening, processing or responding."""
         compat.set_satellite_state(self, state)
+
+    @callback
+    def expect_response_after_run(self) -> None:
+        """Keep the state past the STT-only run's end: a response follows."""
+        compat.expect_response_after_run(self)
 
     # -- Home Assistant's satellite interface ------------------------------------
 

@@ -47,6 +47,7 @@ async def async_get_config_entry_diagnostics(
         "assist_in_progress": hub.assist_in_progress,
         # Requests in which nothing was asked, since Home Assistant started.
         "empty_transcripts": hub.empty_transcripts,
+        "stt_speculations": asdict(hub.stt_speculations),
         "speaker": {
             "busy": hub.speaker.busy,
             "last_playback": asdict(playback) if playback else None,

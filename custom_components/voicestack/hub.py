@@ -39,6 +39,7 @@ from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
 from .core.speaker import Speaker
+from .speculation import SpeculationCounts
 from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)
@@ -78,6 +79,8 @@ class SatelliteHub:
         self.assist_in_progress = False
         # Requests whose speech-to-text found no words (a sensor counts them).
         self.empty_transcripts = 0
+        # Speculative transcripts started, used and dropped (speculation.py).
+        self.stt_speculations = SpeculationCounts()
         # The context of the current (or last) request: service calls made for
         # it (a to-do item, a script) carry it, so automations see the cause.
         self.request_context = Context()

@@ -55,6 +55,7 @@ from .hub import SatelliteHub
 from .logbook import log_empty_request
 from .modes import VoiceModes
 from .request_recorder import RequestRecorder
+from .speculation import SPECULATE_AFTER_S, Speculation
 from .speech_input import transcribe
 from .speech_output import SpeechOutput
 from .state_changes import states_changed_in
@@ -103,6 +104,9 @@ class SatellitePort(Protocol):
     def set_state(self, state: AssistSatelliteState) -> None:
         """Idle, listening, processing or responding."""
 
+    def expect_response_after_run(self) -> None:
+        """Keep the state past the STT-only run's end: a response follows."""
+
     def tts_response_finished(self) -> None:
         """The request is over (nothing more will be said)."""
 
@@ -137,6 +141,9 @@ class VoiceLoop:
         self.clock: Clock = LoopClock(hass.loop)  # the request's deadline runs on it
         self._turn: Turn | None = None
         self._task: asyncio.Task[None] | None = None
+        # The running turn's pipeline run (its STT stage) and speculation.
+        self._stt: asyncio.Task[None] | None = None
+        self._speculation: Speculation | None = None
         self._window = ListenWindow(self.clock)
 
     # -- from the satellite -------------------------------------------------------
@@ -153,6 +160,7 @@ class VoiceLoop:
             self.clock, self._audio_limit, wake_word=run.wake_word_name, woken=woken
         )
         self.recorder.begin(turn, self.clock, self.satellite.entity_id, run)
+        self._speculation = self._speculate(run)
         # Always listening, every speech segment is a request: sessions are the
         # voice modes' (a query frame), not the follow-up loop's.
         self._session = (
@@ -188,15 +196,35 @@ class VoiceLoop:
     def on_audio(self, audio: bytes) -> None:
         """Audio of the running request (and of its recording, if recorded)."""
         if (turn := self._turn) is not None:
+            if self._speculation is not None and not turn.audio.ended:
+                self._speculation.feed(audio)
             turn.audio.put(audio)
             if turn.recording is not None:
                 turn.recording.add_audio(audio)
 
     @callback
     def on_audio_stop(self) -> None:
-        """The satellite ended the request's audio."""
+        """The satellite ended the request's audio.
+
+        If a speculation holds all of it, the pipeline is cancelled and its
+        audio ends only once it is gone: the engine never gets the audio's end,
+        so it does not transcribe it again (Home Assistant's Wyoming STT uploads
+        from a task of its own, which would still send it).
+        """
         if self._turn is not None:
-            self._turn.audio.end()
+            if (
+                (stt := self._stt) is not None
+                and not stt.done()
+                and not self._turn.audio.ended
+                and not self.satellite.question_pending
+                and self._speculation is not None
+                and self._speculation.take()
+            ):
+                # The run ends after STT, but the request goes on (as at STT_END).
+                self.satellite.expect_response_after_run()
+                stt.cancel()
+            else:
+                self._turn.audio.end()
             self.recorder.stream_ended(self._turn, EndOfSpeech.ENDPOINTER)
 
     @callback
@@ -221,6 +249,9 @@ class VoiceLoop:
     @callback
     def cancel(self) -> None:
         """Drop the running request (new wake word, lost link, unload)."""
+        if self._speculation is not None:
+            self._speculation.drop()
+            self._speculation = None
         if self._turn is not None:
             self._turn.end()
             self.recorder.finish(self._turn, Outcome.CANCELLED)
@@ -300,20 +331,7 @@ class VoiceLoop:
             "voicestack prepare agent",
         )
         try:
-            await self.satellite.run_stt(
-                turn.audio.chunks(),
-                # A stock satellite without its own wake word streams from the
-                # wake stage: HA's wake word engine listens first.
-                start_stage=(
-                    PipelineStage.WAKE_WORD
-                    if run.start_stage is WyomingStage.WAKE
-                    else PipelineStage.STT
-                ),
-                wake_word_phrase=wake_phrase(
-                    self.hub.identity.info.wake, run.wake_word_name
-                ),
-                context=self.hub.new_request_context(),
-            )
+            await self._speech_to_text(run, turn)
             if self.satellite.question_pending:
                 # The answer to ``ask_question`` went to its caller (HA's base
                 # class took it from the STT result), not to the router.
@@ -340,6 +358,81 @@ class VoiceLoop:
             turn.end()  # nothing reads its audio any more: drop what still comes
             self.hub.set_assist_in_progress(False)
             self.modes.router.resume_timer()
+
+    def _speculate(self, run: RunPipeline) -> Speculation | None:
+        """A speculation for this request, if it may have one.
+
+        Not when Home Assistant's wake word engine listens first (the audio
+        starts before the command), nor for ``ask_question``'s answer (Home
+        Assistant's entity takes it from the pipeline's own STT result).
+        """
+        if (
+            not SPECULATE_AFTER_S
+            or run.start_stage is WyomingStage.WAKE
+            or self.satellite.question_pending
+        ):
+            return None
+        return Speculation(self.hass, self.hub, SPECULATE_AFTER_S)
+
+    async def _speech_to_text(self, run: RunPipeline, turn: Turn) -> None:
+        """Run the pipeline's STT stage, or take the speculation's transcript.
+
+        ``on_audio_stop`` cancels the pipeline when a speculation holds all of
+        the request's audio; its transcript then goes where the pipeline's
+        would (``on_pipeline_event``), so what follows is the same.
+        """
+        stt = self._stt = self.hub.entry.async_create_background_task(
+            self.hass,
+            self.satellite.run_stt(
+                turn.audio.chunks(),
+                # A stock satellite without its own wake word streams from the
+                # wake stage: HA's wake word engine listens first.
+                start_stage=(
+                    PipelineStage.WAKE_WORD
+                    if run.start_stage is WyomingStage.WAKE
+                    else PipelineStage.STT
+                ),
+                wake_word_phrase=wake_phrase(
+                    self.hub.identity.info.wake, run.wake_word_name
+                ),
+                context=self.hub.new_request_context(),
+            ),
+            f"voicestack {self.hub.satellite_id} speech-to-text",
+        )
+        try:
+            await asyncio.wait([stt])
+        finally:
+            stt.cancel()  # this request was cancelled: its pipeline goes too
+            self._stt = None
+            turn.audio.end()  # the pipeline is gone (see on_audio_stop)
+        speculation = self._speculation
+        if not stt.cancelled():
+            if speculation is not None:
+                speculation.drop()  # the pipeline's transcript came first
+            stt.result()  # what the pipeline raised
+            return
+        if speculation is None or (taken := speculation.taken) is None:
+            raise asyncio.CancelledError  # Home Assistant cancelled its pipeline
+        try:
+            text = await taken
+        except HomeAssistantError as err:
+            _LOGGER.warning(
+                "%s: speculative transcript failed (%s): transcribing it all",
+                self.hub.entry.title,
+                err,
+            )
+            text = await transcribe(self.hass, self.hub.pipeline(), speculation.audio())
+        _LOGGER.debug("%s: speculative transcript %r", self.hub.entry.title, text)
+        if not text:  # nothing follows: idle, as at the end of an empty run
+            self.satellite.set_state(AssistSatelliteState.IDLE)
+        self.on_pipeline_event(
+            PipelineEvent(PipelineEventType.STT_END, {"stt_output": {"text": text}})
+            if text
+            else PipelineEvent(
+                PipelineEventType.ERROR,
+                {"code": STT_NO_TEXT, "message": "No text recognized"},
+            )
+        )
 
     async def _respond(self, turn: Turn) -> None:
         """Route the transcript, then act on the route."""
@@ -529,6 +622,7 @@ class VoiceLoop:
         turn = self._turn = Turn(
             self.clock, self._audio_limit, wake_word=None, woken=False
         )
+        self._speculation = None  # fragments go to speech-to-text whole
         self.recorder.begin(turn, self.clock, self.satellite.entity_id)
         turn.audio.start_deadline()
         session = self.follow_up.status.session_id
