@@ -38,7 +38,7 @@ from homeassistant.setup import async_setup_component
 
 from bench.announce import MESSAGES
 from bench.common import figure, header, median, report
-from custom_components.voicestack.announcements import DATA_ANNOUNCER
+from custom_components.voicestack.announce.service import DATA_ANNOUNCER
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.core.announce.metrics import percentile
 from devstack import speech

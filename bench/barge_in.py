@@ -44,12 +44,12 @@ from wyoming.event import Event
 
 from bench.barge_in_gate import equal_error_rate, gate_scores
 from bench.common import RATE, chunks, figure, header, median, report, spoken
-from custom_components.voicestack.core.barge_in import BargeIn
-from custom_components.voicestack.core.barge_in_policy import (
+from custom_components.voicestack.core.barge_in.policy import (
     BargeInKind,
     BargeInRecord,
     Verdict,
 )
+from custom_components.voicestack.core.barge_in.verdict import BargeIn
 from custom_components.voicestack.core.clock import LoopClock
 from devstack import room_presets, speech
 from devstack.room import Room

@@ -42,7 +42,7 @@ from homeassistant.core import Event
 
 from bench.common import figure, header, median, report
 from custom_components.voicestack.const import EVENT_TURN
-from custom_components.voicestack.core.debounce import QUIET_S
+from custom_components.voicestack.core.conversation.debounce import QUIET_S
 from devstack import speech
 from devstack.engines import start_engines, warm_up
 from devstack.errors import StackError

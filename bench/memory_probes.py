@@ -91,7 +91,7 @@ from custom_components.voicestack.core.request_audio import MAX_QUEUED_AUDIO_BYT
 from custom_components.voicestack.core.wyoming_info import (
     DESCRIBE_MAX_PAYLOAD_BYTES,
 )
-from custom_components.voicestack.voice_loop import VoiceLoop
+from custom_components.voicestack.request.loop import VoiceLoop
 from devstack import servers, speech
 from devstack.engines import start_engines
 from devstack.fake_satellite import BOMB_LENGTH, BOMB_WINDOW_S, FakeSatellite

@@ -39,9 +39,9 @@ from wyoming.event import Event
 
 from bench.common import CHUNK_SAMPLES, RATE, figure, header, report
 from custom_components.voicestack.assist_satellite import VoiceStackSatellite
-from custom_components.voicestack.core.recording import Recording
-from custom_components.voicestack.core.turn import Turn
-from custom_components.voicestack.voice_loop import VoiceLoop
+from custom_components.voicestack.core.conversation.turn import Turn
+from custom_components.voicestack.core.recording.recording import Recording
+from custom_components.voicestack.request.loop import VoiceLoop
 from devstack.manual_clock import ManualClock
 
 REQUEST_S = 15.0

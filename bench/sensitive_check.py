@@ -65,7 +65,7 @@ from custom_components.voicestack.core.router import (
     ConfirmPolicy,
     Submission,
 )
-from custom_components.voicestack.recognize import EntityResolver
+from custom_components.voicestack.modes.recognize import EntityResolver
 from devstack.home import HA_VERSION, Home
 from devstack.home_config import HOUSE_REPORT_COMMAND
 from devstack.runner import run_bench

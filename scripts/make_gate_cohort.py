@@ -35,7 +35,7 @@ from voicestack_satellite.voiceprint.calibration import COHORT_PATH  # noqa: E40
 # the normalized scores' equal-error rate was twice as high). Not the quiet
 # room bench/gate_family.py judges in.
 ROOM = "tv"
-# The default enrollment phrases (custom_components/voicestack/enrollment.py).
+# The default enrollment phrases (custom_components/voicestack/voiceprints/enrollment.py).
 PHRASES = (
     "The quick brown fox jumps over the lazy dog.",
     "Turn on the kitchen lights and set the heating to twenty degrees.",

@@ -30,7 +30,7 @@ from homeassistant.auth.providers.homeassistant import HassAuthProvider
 from homeassistant.setup import async_setup_component
 from playwright.async_api import Locator, Page, async_playwright
 
-from custom_components.voicestack.recording_library import recording_library
+from custom_components.voicestack.recording.library import recording_library
 from devstack import speech
 from devstack.engines import start_engines
 from devstack.home import Home, Owner

@@ -11,30 +11,30 @@ from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.typing import ConfigType
 
-from .announcements import async_add_satellite, async_setup_announcements
-from .barge_in_control import BargeInControl
+from .announce.service import async_add_satellite, async_setup_announcements
+from .announce.socket_requests import SatelliteAnnounceRequests
+from .barge_in.control import BargeInControl
 from .const import DESCRIBE_TIMEOUT_S, DOMAIN, PLATFORMS
-from .conversations import Conversations
+from .conversation.sessions import Conversations
 from .core.identity import Identity, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
-from .debug_panel import (
+from .deferred_queue import DeferredQueueStore
+from .hub import SatelliteHub
+from .migration import async_migrate, async_remove_issues
+from .modes.actions import async_setup_mode_actions
+from .modes.voice_modes import VoiceModes
+from .recording.api import async_setup_recording_api
+from .recording.library import recording_library
+from .recording.panel import (
     async_add_debug_panel,
     async_remove_debug_panel,
     async_setup_debug_panel_files,
 )
-from .deferred_queue import DeferredQueueStore
-from .hub import SatelliteHub
-from .migration import async_migrate, async_remove_issues
-from .mode_actions import async_setup_mode_actions
-from .modes import VoiceModes
-from .recording_api import async_setup_recording_api
-from .recording_library import recording_library
-from .request_recorder import RequestRecorder
+from .recording.recorder import RequestRecorder
+from .request.speech_output import SpeechOutput
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
-from .satellite_announce_requests import SatelliteAnnounceRequests
-from .speech_output import SpeechOutput
-from .voiceprint_actions import async_setup_voiceprint_actions
-from .voiceprints import (
+from .voiceprints.actions import async_setup_voiceprint_actions
+from .voiceprints.library import (
     async_remove_voiceprints,
     async_setup_voiceprints,
     voiceprint_library,

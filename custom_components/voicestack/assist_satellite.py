@@ -41,17 +41,17 @@ from wyoming.wake import Detect
 from voicestack_protocol import LISTEN, NO_SPEECH, PREROLL, listen_event
 
 from . import compat
+from .announce.media_audio import async_decode_media
 from .const import DOMAIN
-from .core.follow_up import EndReason, Session
-from .core.turn import FOLLOW_UP_TIMEOUT_S
+from .core.conversation.follow_up import EndReason, Session
+from .core.conversation.turn import FOLLOW_UP_TIMEOUT_S
 from .core.wav import Pcm
 from .entity import VoiceStackEntity
-from .media_audio import async_decode_media
+from .request.loop import VoiceLoop
+from .request.speech_output import TTS_OPTIONS, Speaking, after_preamble, read_stream
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
-from .speech_output import TTS_OPTIONS, Speaking, after_preamble, read_stream
 from .text_limits import cut_spoken
 from .timers import timer_event
-from .voice_loop import VoiceLoop
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from .const import DOMAIN
 from .core.identity import Identity, identify
 from .core.link import SatelliteLink
 from .core.speaker import Speaker
-from .speculation import SpeculationCounts
+from .request.speculation import SpeculationCounts
 from .subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from voicestack_protocol import MIN_SPEECH_S
 
-from .barge_in_control import BargeInControl
+from .barge_in.control import BargeInControl
 from .entity import VoiceStackSettingEntity
 from .hub import SatelliteHub
 from .runtime import VoiceStackConfigEntry

@@ -34,7 +34,6 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import selector
 import voluptuous as vol
 
-from . import conversation_options
 from .const import (
     CONF_RECORDINGS_KEEP,
     CONF_RECORDINGS_MAX_MB,
@@ -43,8 +42,9 @@ from .const import (
     RECORDINGS_KEEP_RANGE,
     RECORDINGS_MAX_MB_RANGE,
 )
+from .conversation import options as conversation_options
 from .core.announce import AnnounceError, AnnounceOptions
-from .core.follow_up_policy import FollowUpConfigError
+from .core.conversation.policy import FollowUpConfigError
 from .core.notes_file import notes_file_error, notes_file_refusal
 from .core.router.config import (
     DEFAULTS,
@@ -63,7 +63,7 @@ from .core.router.vocabulary import (
     VocabularyError,
     read_shortcuts,
 )
-from .voice_options import VoiceSteps
+from .voiceprints.options import VoiceSteps
 
 MENU: Final = (
     "announcements",

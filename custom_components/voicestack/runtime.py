@@ -18,15 +18,15 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 
-from .barge_in_control import BargeInControl
+from .announce.satellites import SatelliteAnnouncements
+from .announce.socket_requests import SatelliteAnnounceRequests
+from .barge_in.control import BargeInControl
 from .const import DOMAIN
-from .conversations import Conversations
+from .conversation.sessions import Conversations
 from .hub import SatelliteHub, loaded_entry_for_entity
-from .modes import VoiceModes
-from .request_recorder import RequestRecorder
-from .satellite_announce_requests import SatelliteAnnounceRequests
-from .satellite_announcements import SatelliteAnnouncements
-from .speech_output import SpeechOutput
+from .modes.voice_modes import VoiceModes
+from .recording.recorder import RequestRecorder
+from .request.speech_output import SpeechOutput
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

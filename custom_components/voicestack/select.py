@@ -16,7 +16,7 @@ from .const import DOMAIN
 from .core.router import MODES
 from .entity import VoiceStackEntity, VoiceStackSettingEntity
 from .hub import SatelliteHub
-from .modes import VoiceModes
+from .modes.voice_modes import VoiceModes
 from .runtime import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0

@@ -18,15 +18,15 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
-from .barge_in_control import BargeInControl
-from .conversations import Conversations
+from .announce.satellites import SatelliteAnnouncements
+from .barge_in.control import BargeInControl
+from .conversation.sessions import Conversations
 from .core.announce import MetricsSnapshot
-from .core.follow_up import EndReason
+from .core.conversation.follow_up import EndReason
 from .entity import VoiceStackEntity
 from .hub import SatelliteHub
-from .modes import VoiceModes
+from .modes.voice_modes import VoiceModes
 from .runtime import VoiceStackConfigEntry
-from .satellite_announcements import SatelliteAnnouncements
 
 PARALLEL_UPDATES = 0
 

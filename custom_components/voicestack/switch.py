@@ -19,10 +19,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.restore_state import RestoreEntity
 
-from .barge_in_control import BargeInControl
+from .barge_in.control import BargeInControl
 from .entity import VoiceStackSettingEntity
 from .hub import SatelliteHub
-from .request_recorder import RequestRecorder
+from .recording.recorder import RequestRecorder
 from .runtime import VoiceStackConfigEntry
 
 PARALLEL_UPDATES = 0

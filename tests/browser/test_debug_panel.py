@@ -33,7 +33,7 @@ from homeassistant.setup import async_setup_component
 from playwright.async_api import Page, async_playwright
 import pytest
 
-from custom_components.voicestack.recording_library import recording_library
+from custom_components.voicestack.recording.library import recording_library
 from devstack import servers, speech
 from devstack.waiting import wait_for
 from devstack.web_admin import ONBOARDED, PASSWORD, USERNAME, add_admin

@@ -7,8 +7,7 @@ import itertools
 
 import pytest
 
-from custom_components.voicestack.core.barge_in import BargeIn
-from custom_components.voicestack.core.barge_in_policy import (
+from custom_components.voicestack.core.barge_in.policy import (
     MAX_RESUMES,
     MIN_RESUME_GAP_S,
     VERDICT_TIMEOUT_S,
@@ -21,6 +20,7 @@ from custom_components.voicestack.core.barge_in_policy import (
     ResponseToken,
     Verdict,
 )
+from custom_components.voicestack.core.barge_in.verdict import BargeIn
 from custom_components.voicestack.core.resume_point import SentenceMismatchError
 from custom_components.voicestack.core.sentences import split_sentences
 from devstack.manual_clock import ManualClock

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.voicestack.core.debounce import (
+from custom_components.voicestack.core.conversation.debounce import (
     MAX_S,
     QUIET_S,
     DebounceConfigError,
@@ -13,7 +13,7 @@ from custom_components.voicestack.core.debounce import (
     debounce_from_options,
     is_bypass,
 )
-from custom_components.voicestack.core.follow_up_policy import (
+from custom_components.voicestack.core.conversation.policy import (
     DEFAULT_STOP_WORDS,
     FollowUpConfigError,
 )

@@ -6,14 +6,14 @@ import itertools
 
 import pytest
 
-from custom_components.voicestack.core.follow_up import (
+from custom_components.voicestack.core.conversation.follow_up import (
     LISTEN_GRACE_S,
     EndReason,
     FollowUpLoop,
     Session,
     asks,
 )
-from custom_components.voicestack.core.follow_up_policy import (
+from custom_components.voicestack.core.conversation.policy import (
     FollowUpMode,
     FollowUpPolicy,
     Memory,

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.voicestack.core.debounce import debounce_from_options, is_bypass
-from custom_components.voicestack.core.follow_up import FollowUpLoop
-from custom_components.voicestack.core.follow_up_phrases import (
+from custom_components.voicestack.core.conversation.debounce import (
+    debounce_from_options,
+    is_bypass,
+)
+from custom_components.voicestack.core.conversation.follow_up import FollowUpLoop
+from custom_components.voicestack.core.conversation.phrases import (
     EMERGENCY_PHRASES,
     POLITENESS,
     STOP_WORDS,
     language_of,
 )
-from custom_components.voicestack.core.follow_up_policy import (
+from custom_components.voicestack.core.conversation.policy import (
     policy_from_options,
     validate_phrases,
 )

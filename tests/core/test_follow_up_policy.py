@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.voicestack.core.follow_up_policy import (
+from custom_components.voicestack.core.conversation.policy import (
     DEFAULT_STOP_WORDS,
     MAX_CLOSING_CHARS,
     MAX_PHRASE_CHARS,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from wyoming.event import Event
 
-from custom_components.voicestack.core.recording import (
+from custom_components.voicestack.core.recording.recording import (
     MAX_RECORDED_BYTES,
     EndOfSpeech,
     Outcome,

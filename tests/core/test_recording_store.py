@@ -14,7 +14,7 @@ import wave
 
 import pytest
 
-from custom_components.voicestack.core.recording_store import (
+from custom_components.voicestack.core.recording.store import (
     InvalidIdError,
     RecordingNotFoundError,
     RecordingStore,

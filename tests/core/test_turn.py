@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from wyoming.info import Attribution, WakeModel, WakeProgram
 
-from custom_components.voicestack.core.router.route import Route
-from custom_components.voicestack.core.turn import (
+from custom_components.voicestack.core.conversation.turn import (
     FOLLOW_UP_TIMEOUT_S,
     MODE_LISTEN_TIMEOUT_S,
     ListenWindow,
@@ -14,6 +13,7 @@ from custom_components.voicestack.core.turn import (
     reply_for,
     wake_phrase,
 )
+from custom_components.voicestack.core.router.route import Route
 from devstack.manual_clock import ManualClock
 
 AGENT = Route(frame="base", rule="agent", agent_text="what time is it")

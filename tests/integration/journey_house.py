@@ -38,8 +38,8 @@ from custom_components.voicestack.const import (
     EVENT_BARGE_IN,
     EVENT_UTTERANCE,
 )
-from custom_components.voicestack.enrollment import DEFAULT_PHRASES
 from custom_components.voicestack.runtime import SatelliteRuntime
+from custom_components.voicestack.voiceprints.enrollment import DEFAULT_PHRASES
 from devstack import servers, speech, voices
 from devstack.assist_pipeline import create_preferred_pipeline
 from devstack.ear import MIN_RATIO, Ear, Phrase, assert_heard, transcript

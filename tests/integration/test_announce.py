@@ -26,12 +26,12 @@ from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers.event import async_call_later
 import pytest
 
+from custom_components.voicestack.announce.media_audio import async_decode_media
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.diagnostics import async_get_config_entry_diagnostics
 from custom_components.voicestack.hub import SatelliteHub
-from custom_components.voicestack.media_audio import async_decode_media
+from custom_components.voicestack.request.speech_output import synthesize_sentences
 from custom_components.voicestack.runtime import SatelliteRuntime
-from custom_components.voicestack.speech_output import synthesize_sentences
 from devstack import servers, speech
 from devstack.satellite import satellite
 from devstack.voicestack_entry import runtime_of

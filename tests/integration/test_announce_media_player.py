@@ -24,14 +24,16 @@ from homeassistant.helpers import area_registry as ar, entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 
-from custom_components.voicestack.announcements import (
+from custom_components.voicestack.announce.media_player_speaker import (
+    MediaPlayerSpeaker,
+)
+from custom_components.voicestack.announce.service import (
     DATA_ANNOUNCER,
     DATA_MEDIA_PLAYERS,
 )
 from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
 from custom_components.voicestack.core.speaker import PlaybackOutcome
 from custom_components.voicestack.core.wav import Pcm
-from custom_components.voicestack.media_player_speaker import MediaPlayerSpeaker
 from devstack import servers, speech
 from devstack.manual_clock import ManualClock
 from devstack.recording_player import PLATFORM, RecordingPlayer, add_players

@@ -45,7 +45,7 @@ NOT_RUN = (
     "no Home Assistant is connected (nothing is queued on the satellite; "
     "send the line again once it is)"
 )
-LOGGER = "custom_components.voicestack.satellite_announce_requests"
+LOGGER = "custom_components.voicestack.announce.socket_requests"
 EXAMPLE = '{"message": "Someone is at the door"}'
 
 

@@ -22,7 +22,7 @@ from custom_components.voicestack.core.announce import AnnounceOptions, Priority
 from custom_components.voicestack.core.announce.coalescer import compose
 from custom_components.voicestack.core.announce.model import CATEGORIES, Announcement
 from custom_components.voicestack.core.sentences import split_sentences
-from custom_components.voicestack.speech_output import synthesize_sentences
+from custom_components.voicestack.request.speech_output import synthesize_sentences
 from devstack import servers
 from tests.integration.assist import set_up_assist
 

@@ -32,7 +32,7 @@ from custom_components.voicestack.const import EVENT_BARGE_IN
 from custom_components.voicestack.core.speaker import Playback, PlaybackOutcome
 from custom_components.voicestack.core.wav import Pcm
 from custom_components.voicestack.runtime import SatelliteRuntime
-from custom_components.voicestack.voiceprints import voiceprint_library
+from custom_components.voicestack.voiceprints.library import voiceprint_library
 from devstack.fake_satellite import FakeSatellite
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for

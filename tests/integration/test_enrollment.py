@@ -26,7 +26,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.voiceprints import voiceprint_library
+from custom_components.voicestack.voiceprints.library import voiceprint_library
 from devstack import servers
 from devstack.fake_satellite import FakeSatellite
 from devstack.waiting import wait_for

@@ -22,7 +22,7 @@ from homeassistant.core import Event, HomeAssistant
 import pytest
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
-from custom_components.voicestack.recording_library import recording_library
+from custom_components.voicestack.recording.library import recording_library
 from devstack import babble, servers, speech
 from devstack.satellite import RunningSatellite, satellite
 from devstack.spoken_request import spoken_request, wake_phrase

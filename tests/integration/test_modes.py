@@ -44,8 +44,8 @@ from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
 from custom_components.voicestack.hub import SatelliteHub
-from custom_components.voicestack.modes import SHORTCUT_DONE, VoiceModes
-from custom_components.voicestack.recognize import EntityResolver
+from custom_components.voicestack.modes.recognize import EntityResolver
+from custom_components.voicestack.modes.voice_modes import SHORTCUT_DONE, VoiceModes
 from custom_components.voicestack.runtime import SatelliteRuntime
 from devstack import servers, speech
 from devstack.satellite import RunningSatellite, satellite

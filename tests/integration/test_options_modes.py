@@ -18,10 +18,12 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.conversation_options import CONVERSATIONS_SCHEMA
+from custom_components.voicestack.conversation.options import CONVERSATIONS_SCHEMA
 from custom_components.voicestack.core.announce import AnnounceOptions
-from custom_components.voicestack.core.debounce import OPTION_FIELDS as DEBOUNCE_FIELDS
-from custom_components.voicestack.core.follow_up_policy import OPTION_FIELDS
+from custom_components.voicestack.core.conversation.debounce import (
+    OPTION_FIELDS as DEBOUNCE_FIELDS,
+)
+from custom_components.voicestack.core.conversation.policy import OPTION_FIELDS
 from custom_components.voicestack.core.router import Vocabulary
 from custom_components.voicestack.core.router.config import DEFAULTS, RouterConfig
 from custom_components.voicestack.core.router.vocabulary import ENTRIES

@@ -17,10 +17,10 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 import pytest
 
-from custom_components.voicestack.core.recording import stt_tokens
+from custom_components.voicestack.core.recording.recording import stt_tokens
 from custom_components.voicestack.core.router.normalize import hear
 from custom_components.voicestack.core.wav import read_wav
-from custom_components.voicestack.recording_library import recording_library
+from custom_components.voicestack.recording.library import recording_library
 from devstack import servers, speech
 from devstack.satellite import RunningSatellite, satellite
 from devstack.spoken_request import LEAD_IN_S, WAKE_PAUSE_S, spoken_request, wake_phrase

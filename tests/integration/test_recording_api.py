@@ -23,11 +23,11 @@ from pytest_homeassistant_custom_component.typing import (
 
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.core.wav import read_wav
-from custom_components.voicestack.debug_panel import FRONTEND_DIR, PANEL_URL_PATH
-from custom_components.voicestack.recording_library import (
+from custom_components.voicestack.recording.library import (
     RecordingLibrary,
     recording_library,
 )
+from custom_components.voicestack.recording.panel import FRONTEND_DIR, PANEL_URL_PATH
 from devstack import speech
 from devstack.satellite import satellite
 from tests.integration.assist import add_voicestack

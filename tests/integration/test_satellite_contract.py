@@ -25,8 +25,11 @@ from homeassistant.const import STATE_OFF
 from homeassistant.core import Event, HomeAssistant, callback
 import pytest
 
-from custom_components.voicestack.media_audio import async_decode_media
-from custom_components.voicestack.speech_output import read_stream, start_synthesis
+from custom_components.voicestack.announce.media_audio import async_decode_media
+from custom_components.voicestack.request.speech_output import (
+    read_stream,
+    start_synthesis,
+)
 from devstack import speech
 from devstack.waiting import wait_for
 from tests.integration.agents import use_agent

@@ -18,7 +18,7 @@ from homeassistant.core import Event, HomeAssistant
 import pytest
 
 from custom_components.voicestack.const import EVENT_UTTERANCE
-from custom_components.voicestack.speculation import SpeculationCounts
+from custom_components.voicestack.request.speculation import SpeculationCounts
 from devstack import servers, speech
 from devstack.satellite import satellite
 from devstack.spoken_request import LEAD_IN_S, WAKE_PAUSE_S, spoken_request
@@ -67,7 +67,7 @@ async def test_a_command_that_ends_is_answered_from_the_speculative_transcript(
     whisper: servers.Server,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="custom_components.voicestack.voice_loop")
+    caplog.set_level(logging.DEBUG, logger="custom_components.voicestack.request.loop")
     utterances, counts = await run_request(
         hass, tmp_path, piper, whisper, spoken_request(COMMAND)
     )

@@ -42,7 +42,7 @@ from custom_components.voicestack.core.request_audio import (
     MAX_QUEUED_AUDIO_BYTES,
     MAX_REQUEST_S,
 )
-from custom_components.voicestack.voice_loop import VoiceLoop
+from custom_components.voicestack.request.loop import VoiceLoop
 from devstack import servers, speech
 from devstack.assist_pipeline import entity_of
 from devstack.fake_satellite import FakeSatellite
@@ -401,7 +401,7 @@ def _limit_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "custom_components.voicestack.voice_loop"
+        if r.name == "custom_components.voicestack.request.loop"
         and r.levelname == "WARNING"
         and "request audio ended at its limit" in r.getMessage()
     ]

@@ -33,7 +33,7 @@ from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
-from custom_components.voicestack.voiceprints import (
+from custom_components.voicestack.voiceprints.library import (
     STORAGE_KEY,
     STORAGE_VERSION,
     voiceprint_library,

@@ -21,7 +21,7 @@ import pytest
 import voluptuous as vol
 
 from custom_components.voicestack.const import DOMAIN
-from custom_components.voicestack.voiceprints import (
+from custom_components.voicestack.voiceprints.library import (
     STORAGE_KEY,
     STORAGE_VERSION,
     VoiceprintLibrary,

@@ -1,0 +1,1 @@
+"""Follow-up conversations, Home Assistant's side: sessions, their options, answers streamed from the agent."""

@@ -1,0 +1,1 @@
+"""Barge-in's decisions: pauses, verdicts, resumes, their limits and records."""

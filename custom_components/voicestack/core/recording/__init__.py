@@ -1,0 +1,1 @@
+"""Recorded requests: what a recording holds, and where recordings are kept."""

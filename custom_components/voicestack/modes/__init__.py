@@ -1,0 +1,1 @@
+"""Voice modes: the frame-stack router plugged into Home Assistant, the actions that drive it, what a request would touch."""

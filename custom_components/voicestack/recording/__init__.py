@@ -1,0 +1,1 @@
+"""Recorded requests: the recorder, the library of every satellite, the API and the debug panel that shows them."""

@@ -1,0 +1,1 @@
+"""Voiceprints (who talks): enrolled voices, their actions, enrollment and its options step."""
