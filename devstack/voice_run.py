@@ -172,7 +172,7 @@ def _fill_from_voicestack(run: VoiceRun, home: Home, entry: ConfigEntry) -> None
     )
     run.utterance_at = utterance[0] if utterance is not None else None
     if run.transcript_at is None and utterance is not None:
-        # Answered from a speculative transcript (speculation.py): HA's pipeline
+        # Answered from a speculative transcript (request/speculation.py): HA's pipeline
         # was cancelled before its STT ended. The utterance event follows the
         # transcript by the router's few milliseconds.
         run.transcript, run.transcript_at = utterance[1]["text"], utterance[0]

@@ -79,7 +79,7 @@ class SatelliteHub:
         self.assist_in_progress = False
         # Requests whose speech-to-text found no words (a sensor counts them).
         self.empty_transcripts = 0
-        # Speculative transcripts started, used and dropped (speculation.py).
+        # Speculative transcripts started, used and dropped (request/speculation.py).
         self.stt_speculations = SpeculationCounts()
         # The context of the current (or last) request: service calls made for
         # it (a to-do item, a script) carry it, so automations see the cause.

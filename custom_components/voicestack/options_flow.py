@@ -1,14 +1,14 @@
 """Options, per satellite: a menu of six forms, each saving only its own part.
 
 A seventh entry, ``voices``, saves nothing: it enrolls or forgets a voice
-(``voice_options.py``).
+(``voiceprints/options.py``).
 
 - ``announcements``: the announcer's windows, limits and templates, built from
   ``AnnounceOptions`` (one field per option) and checked by its ``validate()``.
 - ``modes``: how the voice-mode router listens, times out and delivers.
 - ``vocabulary``: the phrases of every command (``core.router.vocabulary``).
 - ``shortcuts``: ``phrase = script.entity_id`` lines.
-- ``conversations``: the follow-up loop (``conversation_options.py``).
+- ``conversations``: the follow-up loop (``conversation/options.py``).
 - ``recordings``: how many recorded requests the satellite keeps, and the disk
   space they may take (the debug panel's; the library deletes the oldest).
 

@@ -2,10 +2,10 @@
 
 One ``Announcer`` serves every speaker (its core is HA-free, see
 ``core/announce``). Each loaded entry adds its satellite
-(``satellite_announcements.py``), which says its announcements through that
+(``satellites.py``), which says its announcements through that
 satellite's ``SpeechOutput``, so announcements and voice responses share one
 Speaker and never overlap. A media player a call names joins on first use
-(``media_player_announcements.py``) and leaves when it is removed, when the last
+(``media_players.py``) and leaves when it is removed, when the last
 entry unloads or when Home Assistant stops. Status reports become
 ``voicestack_announcement`` events; metrics go to sensors, diagnostics and
 ``GET /api/voicestack/metrics``.

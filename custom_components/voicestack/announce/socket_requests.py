@@ -89,7 +89,7 @@ class SatelliteAnnounceRequests:
             self._reject(request.id, _describe(err))
             return
         self.accepted += 1
-        # Our own announce action answers with its receipts (announcements.py).
+        # Our own announce action answers with its receipts (service.py).
         receipts = cast(
             "list[dict[str, Any]]", (response or {}).get("announcements") or []
         )

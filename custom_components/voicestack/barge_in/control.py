@@ -17,7 +17,7 @@ response is one ``ResponseToken`` (``respond``): a verdict that comes late, for
 an answer that was replaced, changes nothing.
 
 The settings (switches and a number per satellite) and the enrolled voices
-(``voiceprints.py``) go to the satellite in ``voicestack-barge-in-config`` on
+(``voiceprints/library.py``) go to the satellite in ``voicestack-barge-in-config`` on
 every connect and change. A stock satellite gets none of this: its answers
 cannot be paused.
 """
@@ -106,7 +106,7 @@ class BargeInControl:
         self.unplaceable = 0  # pauses no response could take: flushed
         self._listeners = Subscribers[CALLBACK_TYPE]()
         self._unsubscribe: list[CALLBACK_TYPE] = []
-        self.enrolling = asyncio.Lock()  # one enrollment at a time (enrollment.py)
+        self.enrolling = asyncio.Lock()  # one enrollment at a time (voiceprints/enrollment.py)
 
     @property
     def counters(self) -> dict[str, int]:

@@ -3,7 +3,7 @@
 The satellite ends a request once the room has been quiet for its
 ``end_of_speech_s`` (0.7 s by default; people pause 0.3 to 1.2 s between phrases,
 so it cannot be shorter). Speech-to-text then starts from nothing. Speculation
-(``speculation.py``) starts it earlier, at a shorter pause, on the audio so far;
+(``request/speculation.py``) starts it earlier, at a shorter pause, on the audio so far;
 this module says when such a pause began and whether speech came back after it.
 
 The rule is the satellite's endpointer's (``voicestack_satellite/endpoint.py``),

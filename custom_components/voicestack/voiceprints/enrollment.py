@@ -4,7 +4,7 @@ For each phrase the satellite says what to read ("Phrase 1 of 3. Please say: …
 then records the next thing said (``voicestack-enroll``) and answers with its
 GE2E embedding (``voicestack-voiceprint``); no audio leaves the satellite, and
 no agent, LLM or cloud service takes part. The embeddings are kept per person
-in ``voiceprints.py``, and every satellite's voice gate gets the new
+in ``library.py``, and every satellite's voice gate gets the new
 voiceprint at once.
 
 One enrollment runs at a time per satellite; a phrase that fails (nothing said,

@@ -6,7 +6,7 @@ phrases while the form shows progress; the result (or why it failed) ends the
 flow, with how good the recording was: the phrases that were too short, too
 quiet, too noisy or unlike the others, and how far the voice stands from the
 gate's cohort of other voices (``core/enrollment_quality.py``). Nothing here is an option of the entry: voices are kept per person in
-``voiceprints.py``, for every satellite.
+``library.py``, for every satellite.
 """
 
 from __future__ import annotations

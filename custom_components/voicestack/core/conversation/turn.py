@@ -8,7 +8,7 @@ without a wake word afterwards (``Reply``). ``ListenWindow`` remembers the one
 window the voice loop opened on the satellite, across turns, so a window left
 open after its frame closed can be closed again.
 
-The glue (``voice_loop.py``) drives a turn with Home Assistant's pipeline and
+The glue (``request/loop.py``) drives a turn with Home Assistant's pipeline and
 agent; everything decided here is plain data, so the follow-up rules are
 testable with a clock and no Home Assistant. The sessions a turn belongs to
 and the post-action buffer live beside it (``follow_up.py``, ``debounce.py``).

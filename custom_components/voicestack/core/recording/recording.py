@@ -28,7 +28,7 @@ empty) and, for a failure, its stage (``core/request_result.py``); the agent's
 answer (``agent``) says its response type, error code, the intent it matched,
 its targets, and whether an action ran.
 
-Home Assistant-free: the glue (``request_recorder.py``) feeds it the pipeline's
+Home Assistant-free: the glue (``recording/recorder.py``) feeds it the pipeline's
 events, the route, the agent's answer and the playback, on an injected clock.
 """
 
