@@ -106,9 +106,8 @@ class BargeInControl:
         self.unplaceable = 0  # pauses no response could take: flushed
         self._listeners = Subscribers[CALLBACK_TYPE]()
         self._unsubscribe: list[CALLBACK_TYPE] = []
-        self.enrolling = (
-            asyncio.Lock()
-        )  # one enrollment at a time (voiceprints/enrollment.py)
+        # One enrollment at a time (voiceprints/enrollment.py).
+        self.enrolling = asyncio.Lock()
 
     @property
     def counters(self) -> dict[str, int]:
