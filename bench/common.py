@@ -18,7 +18,7 @@ from pyopen_wakeword import Model, OpenWakeWord, OpenWakeWordFeatures
 from devstack import speech
 from voicestack_satellite.audio import RATE
 from voicestack_satellite.mic import CHUNK_SAMPLES
-from voicestack_satellite.settings import Settings
+from voicestack_satellite.settings_model import Settings
 from voicestack_satellite.wake import WakeDetector, parse_spec
 
 __all__ = [

@@ -28,8 +28,9 @@ from .peer import Peer
 from .player import Player
 from .remote_wake import RemoteWake
 from .satellite import SatelliteCoordinator
-from .settings import Settings, load
+from .settings import load
 from .settings_error import SettingsError
+from .settings_model import Settings
 from .sinks import CommandSink, FileSink, Sink
 from .sounds import Sounds
 from .wake import Wake, WakeDetector, WakeWordError, WakeWordSpec, parse_spec

@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 from .settings_error import SettingsError
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from .settings_model import Settings
 
 # Their name -> ours, same meaning (ours listed by ``voicestack-satellite --help``),
 # and the type of the value.

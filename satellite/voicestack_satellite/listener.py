@@ -23,7 +23,7 @@ from .peer import Peer
 from .player import Player
 from .preroll import PrerollBuffer
 from .request import Ending, Request
-from .settings import Settings
+from .settings_model import Settings
 from .vad import SpeechDetector
 from .wake import Wake
 

@@ -33,7 +33,7 @@ from .peer import Peer
 from .peer_streams import PeerStreams
 from .player import Player
 from .session import Session
-from .settings import Settings
+from .settings_model import Settings
 from .sounds import Sounds
 from .voice_gate import VoiceGate
 from .wake import Wake

@@ -35,7 +35,7 @@ from .listener import Listener
 from .peer import Peer
 from .peer_streams import PeerStreams
 from .player import Player
-from .settings import Settings
+from .settings_model import Settings
 from .wake import Wake
 
 _LOGGER = logging.getLogger(__name__)

@@ -50,7 +50,7 @@ from tests.integration.assist import (
     set_up_assist,
     words,
 )
-from voicestack_satellite.settings import Settings
+from voicestack_satellite.settings_model import Settings
 from voicestack_satellite.wake import WakeDetector, parse_spec
 
 COMMAND = "Turn on the kitchen light."
