@@ -103,7 +103,10 @@ async def test_played_comes_when_the_last_sample_was_played(tmp_path: Path) -> N
     assert final.data["played"] == len(reply) // 2
     written = sorted(sat.snd_file.parent.glob("played.*.wav"))
     assert len(written) == 1
-    assert "kitchen" in speech.transcribe(speech.read_wav_pcm(written[0])).lower()
+    # tiny.en (int8 on this CPU, 2026-11-28) hears Piper's "kitchen" here as
+    # "catching", the reply itself too: what was played whole is the sentence's rest.
+    heard = speech.transcribe(speech.read_wav_pcm(written[0])).lower()
+    assert "lights are on" in heard, heard
 
 
 async def test_flush_silences_playback_within_a_block(tmp_path: Path) -> None:
