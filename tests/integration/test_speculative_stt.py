@@ -45,7 +45,12 @@ async def run_request(
     whisper: servers.Server,
     pcm: bytes,
 ) -> tuple[list[Event], SpeculationCounts]:
-    """The satellite hears ``pcm`` once; what was heard, and the speculations."""
+    """The satellite hears ``pcm`` once; what was heard, and the speculations.
+
+    The answer must come out of the satellite's speaker whole: a request answered
+    from a speculative transcript cancels the pipeline's own run, which must not
+    take the reply with it.
+    """
     mic = speech.write_wav(tmp_path / "mic.wav", pcm)
     utterances: list[Event] = []
     hass.bus.async_listen(EVENT_UTTERANCE, utterances.append)
@@ -57,7 +62,14 @@ async def run_request(
         )
         entry = await add_voicestack(hass, stack, sat)
         await wait_for(log.answered, RUN_TIMEOUT_S, "responding, then idle again")
-        return utterances, runtime_of(entry).hub.stt_speculations
+        runtime = runtime_of(entry)
+    playback = runtime.hub.speaker.last
+    assert playback is not None
+    assert playback.outcome == "played"
+    answer = " ".join(sentence.text for sentence in playback.sentences)
+    played = speech.read_wav_pcm(tmp_path / "played.1.wav")
+    assert words(speech.transcribe(played)) == words(answer)
+    return utterances, runtime.hub.stt_speculations
 
 
 async def test_a_command_that_ends_is_answered_from_the_speculative_transcript(
