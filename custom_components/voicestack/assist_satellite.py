@@ -50,7 +50,7 @@ from .entity import VoiceStackEntity
 from .request.loop import VoiceLoop
 from .request.speech_output import TTS_OPTIONS, Speaking, after_preamble, read_stream
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
-from .text_limits import cut_spoken
+from .text_limits import cut_prompt, cut_spoken
 from .timers import timer_event
 
 _LOGGER = logging.getLogger(__name__)
@@ -324,6 +324,8 @@ class VoiceStackSatellite(VoiceStackEntity, AssistSatelliteEntity):
         STT-only runs never reach.
         """
         start_message = self._cut(start_message, f"{self.entity_id} conversation")
+        if extra_system_prompt is not None:
+            extra_system_prompt = cut_prompt(extra_system_prompt, self.entity_id)
         self._start_prompt = (
             extra_system_prompt
             if extra_system_prompt is not None

@@ -11,6 +11,8 @@ will use (splitting a megabyte into sentences alone took minutes).
   cuts to each speaker's own limit, still sees the message was too long and
   logs it (once per call). An assist satellite action knows its speaker, and
   cuts to its limit at once (with the same warning).
+- ``start_conversation``'s ``extra_system_prompt`` goes to the agent (often an
+  LLM paid per token) and is cut to ``MAX_PROMPT_LENGTH``, with a warning.
 - Every other text field of ``voicestack.announce`` (source, dedup key, and
   priority, category and engine, which must name one of a few values anyway)
   is cut to ``MAX_FIELD_LENGTH``.
@@ -23,13 +25,17 @@ translated error, only the value it shows is short.
 from __future__ import annotations
 
 from collections.abc import Callable
+import logging
 from typing import Any, Final
 
 from homeassistant.helpers import config_validation as cv
 
 from .core.announce import MAX_MESSAGE_LENGTH, warn_cut
 
+_LOGGER = logging.getLogger(__name__)
+
 MAX_FIELD_LENGTH: Final = 255  # as Home Assistant's entity ids and states
+MAX_PROMPT_LENGTH: Final = 10_000  # as the longest message: a page of context
 
 
 def cut_to(limit: int) -> Callable[[Any], str]:
@@ -51,3 +57,15 @@ def cut_spoken(message: str, limit: int, source: str) -> str:
         return message
     warn_cut(source, limit)  # the announcer's own words: it sees no cut after this
     return message[:limit]
+
+
+def cut_prompt(prompt: str, source: str) -> str:
+    """An agent's extra system prompt cut to ``MAX_PROMPT_LENGTH``, logged."""
+    if len(prompt) <= MAX_PROMPT_LENGTH:
+        return prompt
+    _LOGGER.warning(
+        "Prompt from %s is longer than %d characters; it was cut",
+        source,
+        MAX_PROMPT_LENGTH,
+    )
+    return prompt[:MAX_PROMPT_LENGTH]

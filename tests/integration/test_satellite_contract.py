@@ -6,8 +6,8 @@ Piper servers; a scripted agent only where an LLM would answer.
 - "Set a timer for 3 seconds" starts a timer that rings on the satellite, and
   "cancel my timer" cancels one (HA's timer intents, VoiceStack's handler);
 - ``ask_question``'s spoken answer goes back to the caller, never to the agent;
-- ``start_conversation`` gives the agent its ``extra_system_prompt``, with the
-  satellite's entity and device;
+- ``start_conversation`` gives the agent its ``extra_system_prompt`` (cut to
+  its limit), with the satellite's entity and device;
 - ``announce`` plays the preannounce chime first and returns once played.
 """
 
@@ -30,6 +30,7 @@ from custom_components.voicestack.request.speech_output import (
     read_stream,
     start_synthesis,
 )
+from custom_components.voicestack.text_limits import MAX_PROMPT_LENGTH
 from devstack import speech
 from devstack.waiting import wait_for
 from tests.integration.agents import use_agent
@@ -144,11 +145,17 @@ async def test_the_answer_to_ask_question_goes_to_the_caller_only(
 
 
 async def test_start_conversation_gives_the_agent_its_prompt_and_the_satellite(
-    hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
+    hass: HomeAssistant,
+    tmp_path: Path,
+    stack: AsyncExitStack,
+    pipeline: Pipeline,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     agent = await use_agent(hass, stack, pipeline, lambda _: ("Very well.", False))
     dialog = await open_dialog(hass, stack, tmp_path)
     prompt = "You asked whether dinner should be served in the kitchen."
+    # A prompt over the limit reaches the agent cut (a paid LLM reads it all).
+    padding = " Be brief." * (MAX_PROMPT_LENGTH // 10)
 
     await hass.services.async_call(
         "assist_satellite",
@@ -156,7 +163,7 @@ async def test_start_conversation_gives_the_agent_its_prompt_and_the_satellite(
         {
             "entity_id": SATELLITE,
             "start_message": "Dinner is ready. Shall I serve it in the kitchen?",
-            "extra_system_prompt": prompt,
+            "extra_system_prompt": prompt + padding,
             "preannounce": False,
         },
         blocking=True,
@@ -167,7 +174,8 @@ async def test_start_conversation_gives_the_agent_its_prompt_and_the_satellite(
 
     first, second = agent.inputs
     assert words(first.text) == words("yes in the kitchen please"), dialog.heard()
-    assert first.extra_system_prompt == prompt
+    assert first.extra_system_prompt == (prompt + padding)[:MAX_PROMPT_LENGTH]
+    assert "longer than 10000 characters; it was cut" in caplog.text
     assert first.satellite_id == SATELLITE
     assert first.device_id == dialog.hub.device_id()
     assert first.device_id is not None
