@@ -593,3 +593,46 @@ async def test_the_wake_word_stage_has_no_limit_and_the_request_after_it_has(
     assert _limit_warnings(caplog) == [
         "test-satellite: request audio ended at its limit: still streaming after 30 s"
     ]
+
+
+async def test_a_pipeline_agent_that_is_gone_fails_one_request_cleanly(
+    hass: HomeAssistant,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The pipeline names an agent that was removed: one warning, no traceback.
+
+    Both the agent's warm-up (started while speech-to-text listens) and the
+    request end in one logged line; the satellite is idle again and the light
+    untouched.
+    """
+    mic = speech.write_wav(tmp_path / "mic.wav", spoken_request(COMMAND))
+    async with AsyncExitStack() as stack:
+        pipeline = await set_up_assist(hass, stack, tmp_path, piper, whisper)
+        await async_update_pipeline(
+            hass, pipeline, conversation_engine="conversation.removed_agent"
+        )
+        log = record_states(hass, stack)
+        sat = await stack.enter_async_context(
+            satellite(tmp_path, "--mic-file", str(mic))
+        )
+        await add_voicestack(hass, stack, sat)
+        await wait_for(
+            lambda: PROCESSING in log.names() and log.names()[-1] == IDLE,
+            RUN_TIMEOUT_S,
+            "processed, then idle again",
+        )
+        await hass.async_block_till_done()
+
+    assert hass.states.get(LIGHT).state == STATE_OFF
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("custom_components.voicestack")
+        and "conversation.removed_agent" in r.getMessage()
+    ]
+    assert len(lines) == 1, lines
+    assert "never retrieved" not in caplog.text
+    assert "Traceback" not in caplog.text

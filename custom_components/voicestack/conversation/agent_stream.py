@@ -21,8 +21,10 @@ from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
 
 from ..compat import chat_session_for
+from ..const import DOMAIN
 
 
 class AnswerText:
@@ -81,6 +83,32 @@ class AnswerText:
             self._pieces.put_nowait(piece)
 
 
+def require_agent(hass: HomeAssistant, agent_id: str | None) -> None:
+    """Refuse, translated, an agent Home Assistant no longer has.
+
+    A pipeline keeps naming an agent whose integration was removed; Home
+    Assistant's own calls then raise a bare ``ValueError``, which would end the
+    request with a traceback instead of one clear line.
+    """
+    if conversation.async_get_agent(hass, agent_id) is None:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="agent_not_found",
+            translation_placeholders={"agent_id": str(agent_id)},
+        )
+
+
+async def prepare_agent(
+    hass: HomeAssistant, agent_id: str | None, language: str
+) -> None:
+    """Ready the agent while speech-to-text listens, as Home Assistant's pipeline does.
+
+    An agent that is gone is left to the request, which reports it once.
+    """
+    if conversation.async_get_agent(hass, agent_id) is not None:
+        await conversation.async_prepare_agent(hass, agent_id, language)
+
+
 async def converse_streaming(
     hass: HomeAssistant,
     request: conversation.ConversationInput,
@@ -92,6 +120,7 @@ async def converse_streaming(
     opened here (the session's), and the answer of an agent that does not use
     the chat log is added to it, so the next turn's history is whole.
     """
+    require_agent(hass, request.agent_id)
     with chat_session_for(hass, request.conversation_id, request.context) as session:
         request = replace(request, conversation_id=session.conversation_id)
         with conversation.async_get_chat_log(

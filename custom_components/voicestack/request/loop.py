@@ -41,7 +41,7 @@ from wyoming.wake import Detection
 
 from voicestack_protocol import LISTEN, listen_event
 
-from ..conversation.agent_stream import AnswerText, converse_streaming
+from ..conversation.agent_stream import AnswerText, converse_streaming, prepare_agent
 from ..conversation.sessions import Conversations
 from ..core.clock import Clock, LoopClock
 from ..core.conversation.follow_up import Session
@@ -325,7 +325,7 @@ class VoiceLoop:
         pipeline = self.hub.pipeline()
         self.hub.entry.async_create_background_task(
             self.hass,
-            conversation.async_prepare_agent(
+            prepare_agent(
                 self.hass, pipeline.conversation_engine, pipeline.conversation_language
             ),
             "voicestack prepare agent",
