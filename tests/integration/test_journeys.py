@@ -243,18 +243,27 @@ async def dictation(house: House) -> None:
     await house.room.say(content)  # taken silently
     await house.answered(count + 2, quiet_s=0.9)
     await house.room.say(stop)
-    await house.answered(count + 3)
+    # The note may come in two pieces (a pause inside it ends a request in the
+    # hard room's fan): both are written, and only the exit is answered.
+    await wait_for(
+        lambda: rules_since(house, count)[-1:] == [("dictation", "exit")],
+        STEP_TIMEOUT_S,
+        "the dictation's exit",
+    )
+    await house.settled()
 
     # tiny.en hears Piper's "Saved to your notes." as "Save to your notes." or
     # "Safety your notes."; what was said is checked on the Speaker.
     assert said_by_home_assistant(house) == "Saved to your notes."
     await house.heard(["Dictation started."], said.at, more=1)
-    rules = [(u.data["frame"], u.data["rule"]) for u in house.utterances[count:]]
+    rules = rules_since(house, count)
+    pieces = len(rules) - 2
     assert rules == [
         ("base", "start_dictation"),
-        ("dictation", "append"),
+        *[("dictation", "append")] * pieces,
         ("dictation", "exit"),
     ], rules
+    assert 1 <= pieces <= 2, rules
     notes = Path(house.hass.config.path("voicestack/notes.txt")).read_text("utf-8")
     written = notes.rstrip("\n").split("\t")[-1]
     assert similarity(written, note) >= 0.8, written
@@ -351,13 +360,12 @@ JOURNEYS: tuple[Callable[[House], Awaitable[None]], ...] = (
     a_critical_over_an_answer,
     a_false_wake_then_silence,
 )
-# In the hard room the dictated note is lost in 2 of the last 4 runs: "Dictation
-# started." is heard, then no "Saved to your notes." (whisper's connection closed
-# under Home Assistant mid-request once; not found otherwise). Again on
-# 2026-11-28, three runs in a row in one house: one passed, one wrote the note as
-# "Remember to beat the cap." (tiny.en in the fan; the satellite streamed it
-# whole), one heard no "Saved to your notes." after "Dictation started.". Left
-# out there, not loosened; the quiet room keeps it.
+# In the hard room tiny.en hears the exit, Piper joe's "Stop dictation." in
+# the fan, as "Stop the patient." in 2 of 4 runs (2026-11-28, one house): that
+# is dictated content, so the note stays open and nothing is saved. The rest
+# of the journey is heard right (the note as "Remember to feed the cap."). Left
+# out there, not loosened: the exit phrase is matched exactly, on purpose
+# (docs/modes.md); the quiet room keeps the journey.
 LEFT_OUT: dict[str, tuple[Callable[[House], Awaitable[None]], ...]] = {
     "hard": (dictation,)
 }
@@ -400,6 +408,11 @@ async def test_every_journey_is_heard(
 
 
 # -- helpers -------------------------------------------------------------------------
+
+
+def rules_since(house: House, count: int) -> list[tuple[str, str]]:
+    """(frame, rule) of each utterance routed after the first ``count``."""
+    return [(u.data["frame"], u.data["rule"]) for u in house.utterances[count:]]
 
 
 def said_by_home_assistant(house: House) -> str:
