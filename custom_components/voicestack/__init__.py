@@ -22,6 +22,7 @@ from .deferred_queue import DeferredQueueStore
 from .hub import SatelliteHub
 from .migration import async_migrate, async_remove_issues
 from .modes.actions import async_setup_mode_actions
+from .modes.satellite import SatelliteDevice
 from .modes.voice_modes import VoiceModes
 from .recording.api import async_setup_recording_api
 from .recording.library import recording_library
@@ -85,7 +86,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -
     barge_in.start()
     entry.async_on_unload(barge_in.close)
     speech = SpeechOutput(hass, hub, barge_in)
-    modes = VoiceModes(hass, hub, queue)
+    device = SatelliteDevice(hass, hub)
+    modes = VoiceModes(hass, device, queue, controls=device)
     entry.async_on_unload(modes.close)
     conversations = Conversations(hass, hub)
     entry.async_on_unload(conversations.close)

@@ -632,7 +632,9 @@ async def test_the_voice_picker_offers_the_engines_other_voices(
 
     router = sat.modes.router
 
-    voices = await sat.modes._list_voices()  # the picker's hook
+    lister = router.kit.hooks.list_voices  # the picker's hook
+    assert lister is not None
+    voices = await lister()
     offer = await sat.say("switch voice")
     picked = await sat.say(voices[0].name)
     await hass.async_block_till_done()

@@ -1,7 +1,9 @@
-"""One satellite's voice modes: the frame-stack router plugged into Home Assistant.
+"""One device's voice modes: the frame-stack router plugged into Home Assistant.
 
 ``VoiceModes`` builds the HA-free ``VoiceRouter`` (see ``core/router``) from the
-entry's options and gives it Home Assistant's parts:
+entry's options and gives it Home Assistant's parts, for one ``ModesDevice``
+(``modes/device.py``: a VoiceStack satellite, or a device that talks through the
+VoiceStack conversation agent):
 
 - the agent target asks before acting on locks, garage doors and alarms, using
   ``EntityResolver`` (the default agent's recognizer, nothing is run);
@@ -9,9 +11,10 @@ entry's options and gives it Home Assistant's parts:
   config directory's ``voicestack`` folder (no link below the config directory
   is followed), a to-do list (``todo.add_item``), a ``voicestack_dictation``
   event or the deferred queue (``Store``);
-- shortcuts run scripts; the voice picker offers the pipeline TTS engine's voices;
-- the listen mode is sent to the satellite (``voicestack-listen`` continuous),
-  again on every reconnect.
+- shortcuts run scripts;
+- on a VoiceStack satellite (``SatelliteControls``) the voice picker offers the
+  pipeline TTS engine's voices and the listen mode is sent to it
+  (``voicestack-listen`` continuous), again on every reconnect.
 
 The voice loop routes every transcript through ``router``. Routes no transcript
 caused (a query submitted on silence, a confirmation that expired, a mode
@@ -21,18 +24,15 @@ voice loop again, which says them like an utterance's.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 import logging
 from pathlib import Path
 from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.components.todo import DOMAIN as TODO_DOMAIN, TodoServices
-from homeassistant.components.tts.helper import get_engine_instance
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
-
-from voicestack_protocol import LISTEN, listen_event
 
 from ..const import EVENT_DICTATION
 from ..core.clock import LoopClock
@@ -47,15 +47,14 @@ from ..core.router import (
     Target,
     TodoTarget,
     VocabularyError,
-    Voice,
     VoiceRouter,
 )
 from ..core.router.config import ROUTER_OPTIONS, RouterConfig
 from ..core.router.route import Route
 from ..core.router.rules import ClassifierUnavailableError
 from ..deferred_queue import DeferredQueueStore
-from ..hub import SatelliteHub
 from ..subscriptions import Subscribers
+from .device import ModesDevice, SatelliteControls
 from .recognize import EntityResolver
 
 _LOGGER = logging.getLogger(__name__)
@@ -84,29 +83,38 @@ def router_config(options: dict[str, Any], title: str) -> RouterConfig:
 
 
 class VoiceModes:
-    """The router of one satellite and the Home Assistant parts it uses."""
+    """The router of one device and the Home Assistant parts it uses."""
 
     def __init__(
-        self, hass: HomeAssistant, hub: SatelliteHub, queue: DeferredQueueStore
+        self,
+        hass: HomeAssistant,
+        device: ModesDevice,
+        queue: DeferredQueueStore,
+        controls: SatelliteControls | None = None,
     ) -> None:
-        """Build the router from the entry's options (it starts in the base frame)."""
+        """Build the router from the entry's options (it starts in the base frame).
+
+        ``controls``: the device is a VoiceStack satellite (voices, listen mode).
+        """
         self.hass = hass
-        self.hub = hub
+        self.device = device
+        self.controls = controls
         self.queue = queue
-        self._options = router_options(hub.entry.options)
-        self.config = router_config(self._options, hub.entry.title)
+        self._options = router_options(device.entry.options)
+        self.config = router_config(self._options, device.name)
+        self._route_handlers = Subscribers[RouteHandler]()
         self.router = VoiceRouter(
             self.config.settings,
             self._hooks(),
             clock=LoopClock(hass.loop),
             emit=self._emit,
-            name=hub.entry.title,
+            name=device.name,
         )
-        self._route_handlers = Subscribers[RouteHandler]()
-        self._unsubscribe = (
-            self.router.add_listener(hub.notify),
-            hub.async_subscribe_connection(self._on_connection),
-        )
+        self._unsubscribe = [self.router.add_listener(device.notify)]
+        if controls is not None:
+            self._unsubscribe.append(
+                controls.async_subscribe_connection(self._on_connection)
+            )
 
     def options_changed(self, options: Mapping[str, Any]) -> bool:
         """Whether ``options`` configure the router differently (needs a reload)."""
@@ -140,8 +148,8 @@ class VoiceModes:
         frame expects speech, listens without a wake word.
         """
         done = await decision
-        if self.hub.connected:
-            self.hub.entry.async_create_background_task(
+        if self.controls is not None and self.controls.connected:
+            self.device.entry.async_create_background_task(
                 self.hass, self._reply(done.route()), "voicestack mode reply"
             )
         return done
@@ -155,30 +163,31 @@ class VoiceModes:
             await self._emit(route)
         except HomeAssistantError as err:
             _LOGGER.warning(
-                "%s: could not say %r: %s", self.hub.entry.title, route.speak, err
+                "%s: could not say %r: %s", self.device.name, route.speak, err
             )
         except Exception:
-            _LOGGER.exception("%s: could not say %r", self.hub.entry.title, route.speak)
+            _LOGGER.exception("%s: could not say %r", self.device.name, route.speak)
 
     @callback
     def _on_connection(self, connected: bool) -> None:
         """A satellite that reconnects forgot it was always listening: tell it."""
-        if connected and self.always_listening:
-            self.hub.entry.async_create_background_task(
+        if connected and self.always_listening and self.controls is not None:
+            self.device.entry.async_create_background_task(
                 self.hass,
-                self._send_listen_mode(self.router.listen_mode),
+                self.controls.set_listen_mode(self.router.listen_mode),
                 "voicestack listen mode",
             )
 
     # -- hooks ------------------------------------------------------------------------
 
     def _hooks(self) -> Hooks:
+        device = self.device
         resolver = EntityResolver(
             self.hass,
-            self._language,
-            self.hub.device_id,
-            self.hub.satellite_entity_id,
-            self._agent_id,
+            device.language,
+            device.device_id,
+            device.entity_id,
+            device.agent_id,
         )
         agent = AgentTarget(
             resolver,
@@ -192,13 +201,14 @@ class VoiceModes:
             targets[frame] = (
                 agent if destination == "agent" else self._target(destination)
             )
+        controls = self.controls
         return Hooks(
             agent=agent,
             targets=targets,
             run_shortcut=self._run_shortcut,
-            list_voices=self._list_voices,
-            set_voice=self._set_voice,
-            set_listen_mode=self._send_listen_mode,
+            list_voices=controls.list_voices if controls else None,
+            set_voice=controls.set_voice if controls else None,
+            set_listen_mode=controls.set_listen_mode if controls else None,
             classify=self._classify,
         )
 
@@ -228,18 +238,18 @@ class VoiceModes:
             {"item": text},
             target={"entity_id": entity_id or self.config.todo_entity},
             blocking=True,
-            context=self.hub.request_context,
+            context=self.device.context,
         )
 
     def _fire(self, event_type: str, data: dict[str, Any]) -> None:
         self.hass.bus.async_fire(
             event_type,
             {
-                "entity_id": self.hub.satellite_entity_id(),
-                "device_id": self.hub.device_id(),
+                "entity_id": self.device.entity_id(),
+                "device_id": self.device.device_id(),
                 **data,
             },
-            context=self.hub.request_context,
+            context=self.device.context,
         )
 
     async def _run_shortcut(self, script_entity_id: str) -> str | None:
@@ -249,30 +259,9 @@ class VoiceModes:
             "turn_on",
             {"entity_id": script_entity_id},
             blocking=True,
-            context=self.hub.request_context,
+            context=self.device.context,
         )
         return SHORTCUT_DONE
-
-    async def _list_voices(self) -> Sequence[Voice]:
-        pipeline = self.hub.pipeline()
-        engine = (
-            get_engine_instance(self.hass, pipeline.tts_engine)
-            if pipeline.tts_engine
-            else None
-        )
-        if engine is None:
-            return ()
-        # A legacy provider may have no default language: then it offers no voices.
-        language = pipeline.tts_language or engine.default_language
-        voices = (
-            engine.async_get_supported_voices(language) if language else None
-        ) or []
-        current = self.hub.tts_voice or pipeline.tts_voice
-        return [
-            Voice(voice.voice_id, voice.name)
-            for voice in voices
-            if voice.voice_id != current
-        ]
 
     async def _classify(self, prompt: str, labels: tuple[str, ...]) -> str:
         """Ask the pipeline's agent (an LLM) to pick one of ``labels``.
@@ -280,41 +269,23 @@ class VoiceModes:
         Home Assistant's built-in agent only knows its sentences: asking it
         would just cost time, so it is not asked (the rule falls back).
         """
-        pipeline = self.hub.pipeline()
-        if pipeline.conversation_engine in _BUILT_IN_AGENTS:
+        device = self.device
+        agent_id = device.agent_id()
+        if agent_id in _BUILT_IN_AGENTS:
             raise ClassifierUnavailableError("the built-in agent cannot classify")
         result = await conversation.async_converse(
             self.hass,
             text=prompt,
             conversation_id=None,
-            context=self.hub.request_context,
-            language=pipeline.conversation_language,
-            agent_id=pipeline.conversation_engine,
-            device_id=self.hub.device_id(),
-            satellite_id=self.hub.satellite_entity_id(),
+            context=device.context,
+            language=device.language(),
+            agent_id=agent_id,
+            device_id=device.device_id(),
+            satellite_id=device.entity_id(),
         )
         return str(result.response.speech.get("plain", {}).get("speech", ""))
-
-    async def _set_voice(self, voice: Voice) -> None:
-        self.hub.set_tts_voice(voice.voice_id)
-
-    async def _send_listen_mode(self, mode: ListenMode) -> None:
-        if not self.hub.link.supports(LISTEN):
-            if mode is ListenMode.ALWAYS_LISTENING:
-                raise RuntimeError("the satellite cannot listen without a wake word")
-            return
-        continuous = mode is ListenMode.ALWAYS_LISTENING
-        await self.hub.link.send(listen_event(continuous=continuous))
 
     async def _emit(self, route: Route) -> None:
         """A route no transcript caused: whoever subscribed says it."""
         for handler in self._route_handlers:
             await handler(route)
-
-    # -- per request --------------------------------------------------------------------
-
-    def _language(self) -> str:
-        return self.hub.pipeline().conversation_language
-
-    def _agent_id(self) -> str | None:
-        return self.hub.pipeline().conversation_engine
