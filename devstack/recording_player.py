@@ -103,7 +103,7 @@ class RecordingPlayer(MediaPlayerEntity):
         """Record the call, read the audio, play it for its length."""
         at = self._clock.now()
         _extension, data = await tts.async_get_media_source_audio(self.hass, media_id)
-        audio = await self._decode(data)
+        audio = await decode_audio(self.hass, data)
         announce = kwargs.get(ATTR_MEDIA_ANNOUNCE)
         self.calls.append(
             PlayCall(at, self._clock.now(), media_id, media_type, announce, audio)
@@ -114,23 +114,6 @@ class RecordingPlayer(MediaPlayerEntity):
         self._attr_state = MediaPlayerState.PLAYING
         self._ending = self._clock.call_later(audio.seconds, self._played)
         self.async_write_ha_state()
-
-    async def _decode(self, data: bytes) -> Pcm:
-        """WAV as it is; anything else (``tts.speak``'s MP3) through ffmpeg."""
-        try:
-            return read_wav(data)
-        except NotWavError:
-            pass
-        proc = await asyncio.create_subprocess_exec(
-            ffmpeg.get_ffmpeg_manager(self.hass).binary,
-            *("-nostdin", "-i", "pipe:0", "-f", "s16le", "-ac", "1"),
-            *("-ar", str(DECODE_RATE), "pipe:1"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        pcm, _ = await proc.communicate(data)
-        return Pcm(pcm, rate=DECODE_RATE, width=2, channels=1)
 
     async def async_media_stop(self) -> None:
         """Stop what plays now."""
@@ -148,6 +131,24 @@ class RecordingPlayer(MediaPlayerEntity):
             self._ending.cancel()
             self._ending = None
         self._attr_state = MediaPlayerState.IDLE
+
+
+async def decode_audio(hass: HomeAssistant, data: bytes) -> Pcm:
+    """WAV as it is; anything else (``tts.speak``'s MP3) through ffmpeg."""
+    try:
+        return read_wav(data)
+    except NotWavError:
+        pass
+    proc = await asyncio.create_subprocess_exec(
+        ffmpeg.get_ffmpeg_manager(hass).binary,
+        *("-nostdin", "-i", "pipe:0", "-f", "s16le", "-ac", "1"),
+        *("-ar", str(DECODE_RATE), "pipe:1"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    pcm, _ = await proc.communicate(data)
+    return Pcm(pcm, rate=DECODE_RATE, width=2, channels=1)
 
 
 async def add_players(

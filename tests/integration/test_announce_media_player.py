@@ -29,7 +29,7 @@ from custom_components.voicestack.announce.media_player_speaker import (
 )
 from custom_components.voicestack.announce.service import (
     DATA_ANNOUNCER,
-    DATA_MEDIA_PLAYERS,
+    DATA_ENTITY_SPEAKERS,
 )
 from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
 from custom_components.voicestack.core.speaker import PlaybackOutcome
@@ -160,7 +160,7 @@ async def test_a_player_is_busy_for_the_audios_length_on_the_clock(
     clock = ManualClock()
     player = RecordingPlayer("Den", clock=clock)
     await home(player)
-    players = hass.data[DATA_MEDIA_PLAYERS]
+    players = hass.data[DATA_ENTITY_SPEAKERS]
     speaker = MediaPlayerSpeaker(
         hass,
         player.entity_id,
@@ -197,7 +197,7 @@ async def test_a_player_that_never_takes_play_media_fails_in_bounded_time(
     """Its integration waits for a device that does not answer."""
     player = RecordingPlayer("Den", hangs=True)
     await home(player)
-    players = hass.data[DATA_MEDIA_PLAYERS]
+    players = hass.data[DATA_ENTITY_SPEAKERS]
     speaker = MediaPlayerSpeaker(
         hass,
         player.entity_id,
@@ -222,7 +222,7 @@ async def test_a_critical_interrupts_what_the_player_announces(
     _pipeline, events = await home(player)
     await announce(hass, message=LONG, entity_id=player.entity_id)
     await wait_for(lambda: player.calls, 30, "the long one plays")
-    cut = hass.data[DATA_MEDIA_PLAYERS].speaker(player.entity_id).last
+    cut = hass.data[DATA_ENTITY_SPEAKERS].speaker(player.entity_id).last
     await announce(
         hass,
         message=critical,

@@ -138,7 +138,7 @@ class MediaPlayerSpeaker:
         """Speak on ``entity_id`` with the voice ``voice()`` gives at that moment.
 
         ``state_changed`` must be called with every state change of the player
-        (``MediaPlayerAnnouncements`` follows it). ``clock`` is the announcer's,
+        (``EntitySpeakers`` follows it). ``clock`` is the announcer's,
         so ``first_audio_at`` is on its time base.
         """
         self._hass = hass

@@ -4,8 +4,9 @@ One ``Announcer`` serves every speaker (its core is HA-free, see
 ``core/announce``). Each loaded entry adds its satellite
 (``satellites.py``), which says its announcements through that
 satellite's ``SpeechOutput``, so announcements and voice responses share one
-Speaker and never overlap. A media player a call names joins on first use
-(``media_players.py``) and leaves when it is removed, when the last
+Speaker and never overlap. A media player or another integration's assist
+satellite a call names joins on first use (``entity_speakers.py``) and leaves
+when it is removed, when the last
 entry unloads or when Home Assistant stops. Status reports become
 ``voicestack_announcement`` events; metrics go to sensors, diagnostics and
 ``GET /api/voicestack/metrics``.
@@ -63,13 +64,11 @@ from ..hub import SatelliteHub
 from ..request.speech_output import SpeechOutput
 from ..runtime import SatelliteRuntime, runtime_for_entity
 from ..text_limits import MAX_FIELD_LENGTH, cut_message, cut_to
-from .media_players import MediaPlayerAnnouncements, is_media_player
+from .entity_speakers import EntitySpeakers, is_entity_speaker
 from .satellites import SatelliteAnnouncements
 
 DATA_ANNOUNCER: HassKey[Announcer] = HassKey(f"{DOMAIN}_announcer")
-DATA_MEDIA_PLAYERS: HassKey[MediaPlayerAnnouncements] = HassKey(
-    f"{DOMAIN}_media_players"
-)
+DATA_ENTITY_SPEAKERS: HassKey[EntitySpeakers] = HassKey(f"{DOMAIN}_entity_speakers")
 METRICS_URL = "/api/voicestack/metrics"
 
 _FIELD = cut_to(MAX_FIELD_LENGTH)
@@ -105,9 +104,7 @@ def async_setup_announcements(hass: HomeAssistant) -> None:
         loop=hass.loop,
     )
     hass.data[DATA_ANNOUNCER] = announcer
-    players = hass.data[DATA_MEDIA_PLAYERS] = MediaPlayerAnnouncements(
-        hass, announcer, clock
-    )
+    players = hass.data[DATA_ENTITY_SPEAKERS] = EntitySpeakers(hass, announcer, clock)
 
     async def announce(call: ServiceCall) -> ServiceResponse:
         satellites, media_players = await _targets(hass, call)
@@ -141,7 +138,7 @@ def async_add_satellite(
 
     async def removed() -> None:
         if not hass.config_entries.async_loaded_entries(DOMAIN):
-            await hass.data[DATA_MEDIA_PLAYERS].remove_all()
+            await hass.data[DATA_ENTITY_SPEAKERS].remove_all()
 
     return SatelliteAnnouncements(
         hass.data[DATA_ANNOUNCER], hub, speech, on_removed=removed
@@ -160,13 +157,15 @@ _TARGET_KEYS = (
 async def _targets(
     hass: HomeAssistant, call: ServiceCall
 ) -> tuple[list[str] | None, list[str]]:
-    """The satellites (by id; None: every one) and media players a call names.
+    """The satellites (by id; None: every one) and entity speakers a call names.
 
     Home Assistant's target (entities, devices, areas, floors, labels) and the
     ``target`` field both work. An entity named outright must be a VoiceStack
-    satellite or a media player; a device, area, floor or label gives the
-    satellites and media players it holds, and must hold one. No target (or
-    ``all``) is every VoiceStack satellite, never every player.
+    satellite, a media player or another integration's assist satellite; a
+    device, area, floor or label gives the ones it holds, and must hold one. A
+    device with both (a Voice PE) is spoken on through its assist satellite
+    only, so it hears each message once. No target (or ``all``) is every
+    VoiceStack satellite, never every player.
     """
     data = call.data
     legacy = data.get("target")
@@ -181,7 +180,7 @@ async def _targets(
             er.async_get(hass), entity_ids if isinstance(entity_ids, list) else []
         ),
     ]
-    players = [entity_id for entity_id in named if is_media_player(hass, entity_id)]
+    players = [entity_id for entity_id in named if is_entity_speaker(hass, entity_id)]
     runtimes = []
     for entity_id in named:
         if (runtime := runtime_for_entity(hass, entity_id)) is not None:
@@ -193,17 +192,39 @@ async def _targets(
                 translation_placeholders={"entity_id": entity_id},
             )
     referenced = await service.async_extract_entity_ids(call)
+    found = []
     for entity_id in sorted(referenced - set(named)):
         if (runtime := runtime_for_entity(hass, entity_id)) is not None:
             runtimes.append(runtime)
-        elif is_media_player(hass, entity_id):
-            players.append(entity_id)
+        elif is_entity_speaker(hass, entity_id):
+            found.append(entity_id)
+    players.extend(_once_per_device(hass, found))
     if not runtimes and not players:
         raise ServiceValidationError(
             translation_domain=DOMAIN, translation_key="announce_no_satellite"
         )
     satellites = [runtime.hub.satellite_id for runtime in runtimes]
     return list(dict.fromkeys(satellites)), list(dict.fromkeys(players))
+
+
+def _once_per_device(hass: HomeAssistant, entity_ids: list[str]) -> list[str]:
+    """``entity_ids`` but the media players of a device that has an assist satellite."""
+    registry = er.async_get(hass)
+
+    def device(entity_id: str) -> str | None:
+        entry = registry.async_get(entity_id)
+        return None if entry is None else entry.device_id
+
+    satellites = {
+        device(e) for e in entity_ids if split_entity_id(e)[0] == "assist_satellite"
+    }
+    return [
+        e
+        for e in entity_ids
+        if split_entity_id(e)[0] == "assist_satellite"
+        or device(e) is None
+        or device(e) not in satellites
+    ]
 
 
 def _tts_engine(hass: HomeAssistant, call: ServiceCall) -> str | None:
@@ -270,7 +291,7 @@ def _calling_script(hass: HomeAssistant, call: ServiceCall) -> str:
 @callback
 def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     data = event.as_dict()
-    if event.speaker_kind is SpeakerKind.MEDIA_PLAYER:
+    if event.speaker_kind in (SpeakerKind.MEDIA_PLAYER, SpeakerKind.ASSIST_SATELLITE):
         data["entity_id"] = event.speaker
     elif (hub := _hub(hass, event.speaker)) is not None:
         data["entity_id"] = hub.satellite_entity_id()

@@ -130,6 +130,7 @@ class SpeakerKind(StrEnum):
 
     SATELLITE = "satellite"  # a VoiceStack satellite (its Speaker)
     MEDIA_PLAYER = "media_player"  # any Home Assistant media player
+    ASSIST_SATELLITE = "assist_satellite"  # another integration's assist satellite
 
 
 class ReceiptStatus(StrEnum):

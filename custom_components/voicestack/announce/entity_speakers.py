@@ -1,13 +1,19 @@
-"""Media players in the announcer: added on first use, followed, removed.
+"""Entities the announcer speaks on besides VoiceStack's satellites.
 
-Any Home Assistant ``media_player`` a ``voicestack.announce`` call names becomes
-a speaker of the shared announcer, keyed by its entity id, with the announcer's
-default options: the same collector, limits, coalescer, critical path, events
-and metrics as a satellite. Its state is followed: unavailable means offline
-(messages wait as for an offline satellite), a removed (or renamed) entity
-leaves the announcer. Each player speaks through a ``MediaPlayerSpeaker`` with
-the preferred Assist pipeline's engine, language and voice, or with the engine
-the latest call that named one for it gave (``tts_engine``).
+Any Home Assistant ``media_player``, and any ``assist_satellite`` of another
+integration (a Voice PE or another ESPHome satellite, a stock Wyoming
+satellite), that a ``voicestack.announce`` call names becomes a speaker of the
+shared announcer, keyed by its entity id, with the announcer's default options:
+the same collector, limits, coalescer, critical path, events and metrics as a
+satellite. Its state is followed: unavailable means offline (messages wait as
+for an offline satellite), a removed (or renamed) entity leaves the announcer.
+
+- A player speaks through a ``MediaPlayerSpeaker`` with the preferred Assist
+  pipeline's engine, language and voice, or with the engine the latest call
+  that named one for it gave (``tts_engine``).
+- An assist satellite speaks through an ``AssistSatelliteSpeaker``: Home
+  Assistant's own ``assist_satellite.announce``, with the device's pipeline
+  and voice (a call's ``tts_engine`` does not apply to it).
 """
 
 from __future__ import annotations
@@ -34,55 +40,67 @@ from ..const import DOMAIN
 from ..core.announce import Announcer, SpeakerAnnouncer, SpeakerKind
 from ..core.clock import Clock
 from ..request.speech_output import tts_options
+from .assist_satellite_speaker import ASSIST_SATELLITE_DOMAIN, AssistSatelliteSpeaker
 from .media_player_speaker import MediaPlayerSpeaker, Voice
 
+type EntitySpeaker = MediaPlayerSpeaker | AssistSatelliteSpeaker
 
-def is_media_player(hass: HomeAssistant, entity_id: str) -> bool:
-    """``entity_id`` is a media player Home Assistant has or has registered.
 
-    A registered player without a state has not loaded yet (Home Assistant is
-    starting, or its integration is retrying): it is offline, and what is
-    announced on it waits for it as for an offline satellite.
+def is_entity_speaker(hass: HomeAssistant, entity_id: str) -> bool:
+    """``entity_id`` is a media player, or another integration's assist satellite.
+
+    Home Assistant has it or has registered it: one registered without a state
+    has not loaded yet (Home Assistant is starting, or its integration is
+    retrying): it is offline, and what is announced on it waits for it as for
+    an offline satellite. VoiceStack's own satellites are not entity speakers.
     """
-    return split_entity_id(entity_id)[0] == MEDIA_PLAYER_DOMAIN and (
-        hass.states.get(entity_id) is not None
-        or er.async_get(hass).async_get(entity_id) is not None
-    )
+    domain = split_entity_id(entity_id)[0]
+    if domain not in (MEDIA_PLAYER_DOMAIN, ASSIST_SATELLITE_DOMAIN):
+        return False
+    registered = er.async_get(hass).async_get(entity_id)
+    if registered is not None and registered.platform == DOMAIN:
+        return False
+    return hass.states.get(entity_id) is not None or registered is not None
+
+
+def _is_assist_satellite(entity_id: str) -> bool:
+    return split_entity_id(entity_id)[0] == ASSIST_SATELLITE_DOMAIN
 
 
 @dataclass(slots=True)
-class _Player:
-    speaker: MediaPlayerSpeaker
+class _Entity:
+    speaker: EntitySpeaker
     announcer: SpeakerAnnouncer
     unsubscribe: CALLBACK_TYPE
 
 
-class MediaPlayerAnnouncements:
-    """The media players the shared announcer speaks on."""
+class EntitySpeakers:
+    """The media players and other assist satellites the announcer speaks on."""
 
     def __init__(self, hass: HomeAssistant, announcer: Announcer, clock: Clock) -> None:
         """Players join ``announcer`` (whose ``clock`` they time playback on)."""
         self._hass = hass
         self._announcer = announcer
         self._clock = clock
-        self._players: dict[str, _Player] = {}
+        self._players: dict[str, _Entity] = {}
         self._engines: dict[str, str] = {}  # the engine a call named, per player
 
     def add(self, entity_ids: Iterable[str], tts_engine: str | None = None) -> None:
-        """Make sure each player is a speaker; ``tts_engine`` becomes its engine.
+        """Make sure each entity is a speaker; ``tts_engine`` becomes a player's.
 
         Raises the translated ``no_tts_engine`` when a player would have no
         engine to speak with.
         """
         for entity_id in entity_ids:
-            if tts_engine is not None:
-                self._engines[entity_id] = tts_engine
-            self.voice(entity_id)
+            if not _is_assist_satellite(entity_id):
+                if tts_engine is not None:
+                    self._engines[entity_id] = tts_engine
+                self.voice(entity_id)
             if entity_id not in self._players:
                 self._add(entity_id)
 
-    def speaker(self, entity_id: str) -> MediaPlayerSpeaker | None:
-        """The speaker of a player in the announcer."""
+    def speaker(self, entity_id: str) -> EntitySpeaker | None:
+        """The speaker of an entity in the announcer."""
         player = self._players.get(entity_id)
         return None if player is None else player.speaker
 
@@ -139,16 +157,22 @@ class MediaPlayerAnnouncements:
         self._players.clear()
 
     def _add(self, entity_id: str) -> None:
-        speaker = MediaPlayerSpeaker(
-            self._hass, entity_id, lambda: self.voice(entity_id), self._clock
-        )
+        speaker: EntitySpeaker
+        if _is_assist_satellite(entity_id):
+            speaker = AssistSatelliteSpeaker(self._hass, entity_id, self._clock)
+            kind = SpeakerKind.ASSIST_SATELLITE
+        else:
+            speaker = MediaPlayerSpeaker(
+                self._hass, entity_id, lambda: self.voice(entity_id), self._clock
+            )
+            kind = SpeakerKind.MEDIA_PLAYER
         announcer = self._announcer.add_speaker(
             entity_id,
             speaker.say,
             speaker.stop,
             online=speaker.online,
             prefetch=speaker.prefetch,
-            kind=SpeakerKind.MEDIA_PLAYER,
+            kind=kind,
         )
 
         @callback
@@ -162,7 +186,7 @@ class MediaPlayerAnnouncements:
             else:
                 announcer.set_online(speaker.online)
 
-        self._players[entity_id] = _Player(
+        self._players[entity_id] = _Entity(
             speaker,
             announcer,
             async_track_state_change_event(self._hass, [entity_id], state_changed),

@@ -1,0 +1,202 @@
+"""``voicestack.announce`` on another integration's assist satellite.
+
+The device is ``devstack.recording_satellite.RecordingSatellite``: a real
+``AssistSatelliteEntity`` that Home Assistant's own ``assist_satellite.announce``
+reaches, as it reaches a Voice PE under ESPHome (its pipeline synthesizes the
+message with Piper; the entity plays it for its real length). What is checked
+is what the device played, transcribed, and when: one announcement per burst,
+never two at once, busy exactly while it plays, a mixed burst heard once on
+each kind of speaker, a device that waits while it is busy or unavailable.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.core import Event, HomeAssistant
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
+from devstack import servers
+from devstack.recording_player import RecordingPlayer, add_players
+from devstack.recording_satellite import RecordingSatellite, add_satellites
+from devstack.waiting import wait_for
+from tests.integration.assist import set_up_assist, words
+from tests.integration.test_announce import (
+    SATELLITE,
+    announce,
+    loaded_satellite,
+    statuses,
+)
+from tests.integration.test_announce_media_player import door_burst, transcript
+
+pytestmark = pytest.mark.e2e
+
+BURST = "3 warnings: Front door opened, Back door opened, Garage door opened."
+
+
+async def devices(
+    hass: HomeAssistant, stack: AsyncExitStack, *satellites: RecordingSatellite
+) -> list[Event]:
+    """The satellites added (the component set up); announcement events from now."""
+    assert await async_setup_component(hass, "assist_satellite", {})
+    assert await async_setup_component(hass, DOMAIN, {})
+    platform = await add_satellites(hass, satellites)
+    stack.push_async_callback(platform.async_reset)
+    events: list[Event] = []
+    stack.callback(hass.bus.async_listen(EVENT_ANNOUNCEMENT, events.append))
+    return events
+
+
+async def test_a_message_is_said_through_the_devices_own_announce(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    message = "The washing machine is done."
+    device = RecordingSatellite("Hall")
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    events = await devices(hass, stack, device)
+    response = await announce(hass, message=message, entity_id=device.entity_id)
+    await wait_for(lambda: statuses(events, "finished"), 30, "said")
+
+    (receipt,) = response["announcements"]
+    assert (receipt["satellite"], receipt["status"]) == (device.entity_id, "queued")
+    (said,) = device.announced
+    assert said.message == message
+    assert said.preannounce  # Home Assistant's chime first, as for its own calls
+    assert transcript(tmp_path, said.audio) == words(message)
+    (finished,) = statuses(events, "finished")
+    assert finished["entity_id"] == device.entity_id
+    assert (finished["speaker_kind"], finished["outcome"]) == (
+        "assist_satellite",
+        "played",
+    )
+    assert hass.states.get(device.entity_id).state == AssistSatelliteState.IDLE
+
+
+async def test_a_burst_is_one_announcement_and_the_next_waits_for_its_end(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    device = RecordingSatellite("Hall")
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    events = await devices(hass, stack, device)
+    await door_burst(hass, device.entity_id)
+    await wait_for(lambda: statuses(events, "started"), 30, "the burst plays")
+    await announce(hass, message="The mail is here.", entity_id=device.entity_id)
+    await wait_for(lambda: len(statuses(events, "finished")) == 2, 60, "both said")
+
+    first, second = device.announced
+    assert (first.message, second.message) == (BURST, "The mail is here.")
+    assert second.started >= first.ended  # never two at once on one device
+    assert transcript(tmp_path, second.audio) == words("The mail is here.")
+
+
+async def test_a_busy_or_unavailable_device_gets_the_message_once_free(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    """A person talking to it is not cut off; an unavailable one is waited for."""
+    device = RecordingSatellite("Hall")
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    events = await devices(hass, stack, device)
+    device._set_state(AssistSatelliteState.LISTENING)
+    device.async_write_ha_state()
+    await announce(hass, message="The mail is here.", entity_id=device.entity_id)
+    await wait_for(lambda: statuses(events, "started"), 30, "taken up")
+    assert device.announced == []  # waits for the request to end
+    device._set_state(AssistSatelliteState.IDLE)
+    device.async_write_ha_state()
+    await wait_for(lambda: statuses(events, "finished"), 30, "said")
+    assert [a.message for a in device.announced] == ["The mail is here."]
+
+    device.set_available(False)
+    await announce(hass, message="The dryer is done.", entity_id=device.entity_id)
+    device.set_available(True)
+    await wait_for(lambda: len(statuses(events, "finished")) == 2, 60, "said again")
+    assert [a.message for a in device.announced][-1] == "The dryer is done."
+
+
+async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    """A VoiceStack satellite, a media player and another integration's satellite.
+
+    A Voice PE has a media player and an assist satellite on one device: named
+    by its device, it hears the burst once, through the satellite.
+    """
+    runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
+    device, player, voice_pe_player = (
+        RecordingSatellite("Hall"),
+        RecordingPlayer("Den"),
+        RecordingPlayer("Hall speaker"),
+    )
+    assert await async_setup_component(hass, "media_player", {})
+    players = await add_players(hass, [player, voice_pe_player])
+    stack.push_async_callback(players.async_reset)
+    await devices(hass, stack, device)
+    voice_pe = on_one_device(hass, device.entity_id, voice_pe_player.entity_id)
+
+    await door_burst(hass, SATELLITE, player.entity_id)
+    for door in ("Front", "Back", "Garage"):
+        await announce(
+            hass,
+            message=f"{door} door opened",
+            category="warning",
+            source=door,
+            device_id=voice_pe,
+        )
+    await wait_for(lambda: len(statuses(events, "finished")) == 3, 60, "all said")
+
+    assert sorted(e["entity_id"] for e in statuses(events, "finished")) == sorted(
+        [SATELLITE, player.entity_id, device.entity_id]
+    )
+    assert {e["text"] for e in statuses(events, "finished")} == {BURST}
+    assert [a.message for a in device.announced] == [BURST]
+    assert len(player.calls) == 1
+    for audio in (player.calls[0].audio, device.announced[0].audio):
+        assert doors_heard(transcript(tmp_path, audio))
+    assert voice_pe_player.calls == []
+    played = runtime.hub.speaker.last
+    assert played is not None
+    assert played.outcome == "played"
+    assert " ".join(s.text for s in played.sentences) == BURST
+    for entity_id in (SATELLITE, device.entity_id):
+        assert hass.states.get(entity_id).state == AssistSatelliteState.IDLE
+    assert not runtime.hub.speaker.busy
+
+
+def on_one_device(hass: HomeAssistant, *entity_ids: str) -> str:
+    """Put ``entity_ids`` on one new device (as ESPHome does a Voice PE's)."""
+    entry = MockConfigEntry(domain="devstack")
+    entry.add_to_hass(hass)
+    device = dr.async_get(hass).async_get_or_create(
+        config_entry_id=entry.entry_id, identifiers={("devstack", "voice-pe")}
+    )
+    for entity_id in entity_ids:
+        er.async_get(hass).async_update_entity(entity_id, device_id=device.id)
+    return device.id
+
+
+def doors_heard(heard: list[str]) -> bool:
+    """The burst's words in order (tiny.en says "three" and may hear "open")."""
+    keys = [word for word in heard if word in ("warnings", "front", "back", "garage")]
+    return keys == ["warnings", "front", "back", "garage"]
