@@ -21,6 +21,7 @@ from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.voicestack.announce.service import DATA_ENTITY_SPEAKERS
 from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
 from devstack import servers
 from devstack.recording_player import RecordingPlayer, add_players
@@ -101,6 +102,44 @@ async def test_a_burst_is_one_announcement_and_the_next_waits_for_its_end(
     assert (first.message, second.message) == (BURST, "The mail is here.")
     assert second.started >= first.ended  # never two at once on one device
     assert transcript(tmp_path, second.audio) == words("The mail is here.")
+
+
+async def test_home_assistants_own_announcement_waits_behind_ours(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+) -> None:
+    """An automation's announce while ours plays is queued, not refused."""
+    device = RecordingSatellite("Hall")
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    events = await devices(hass, stack, device)
+    await announce(hass, message="The mail is here.", entity_id=device.entity_id)
+    await wait_for(
+        lambda: (
+            hass.states.get(device.entity_id).state == AssistSatelliteState.RESPONDING
+        ),
+        30,
+        "ours playing",
+    )
+    await hass.services.async_call(  # refused (SatelliteBusyError) without the queue
+        "assist_satellite",
+        "announce",
+        {"entity_id": device.entity_id, "message": "Dinner is ready."},
+        blocking=True,
+    )
+
+    assert statuses(events, "finished")  # ours had finished when it returned
+    first, second = device.announced
+    assert (first.message, second.message) == ("The mail is here.", "Dinner is ready.")
+    assert second.started >= first.ended
+    assert transcript(tmp_path, second.audio) == words("Dinner is ready.")
+    assert hass.states.get(device.entity_id).state == AssistSatelliteState.IDLE
+    # Leaving the announcer gives the entity its own methods back.
+    assert "async_internal_announce" in vars(device)
+    await hass.data[DATA_ENTITY_SPEAKERS].remove(device.entity_id)
+    assert "async_internal_announce" not in vars(device)
 
 
 async def test_a_busy_or_unavailable_device_gets_the_message_once_free(

@@ -14,6 +14,18 @@ there is let finish. The call blocks until the device has played the message
 (the entity is ``responding`` for exactly that time and ``idle`` after); it is
 bounded by ``ANNOUNCE_TIMEOUT_S`` plus a time per character.
 
+Home Assistant refuses an announcement (``SatelliteBusyError``) while another
+plays on the entity. So that an automation's own ``assist_satellite.announce``
+(or ``start_conversation``, ``ask_question``) made while ours plays is queued
+behind ours rather than refused, ``say`` wraps those three methods on the
+entity object (``queue_behind``): a call of Home Assistant's waits for the
+lock ours holds, first come first served; ours passes (``_OURS``, a context
+variable the blocking service call keeps). They are Home Assistant's own
+``async_internal_*`` methods, the same in every supported version (a test
+runs on the oldest and the newest); the entity's integration is not touched.
+The wrap is put back when the entity leaves the announcer (``release``), and
+made again on a new entity object (its integration reloaded).
+
 Nothing escapes as an exception except cancellation: a device busy too long, a
 refused or failing call end ``failed``, an unavailable device ``lost``, each
 with a log line, and the announcer's retry and drop rules take it from there.
@@ -25,11 +37,17 @@ to its integration.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 import logging
-from typing import Final
+from typing import Any, Final
 
-from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.components.assist_satellite.const import DATA_COMPONENT
+from homeassistant.components.assist_satellite.entity import (
+    AssistSatelliteEntity,
+    AssistSatelliteState,
+)
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant, State
 
@@ -49,6 +67,14 @@ IDLE_WAIT_S: Final = 60.0
 # reports the end must not hold its announcements for ever.
 ANNOUNCE_TIMEOUT_S: Final = 30.0
 SECONDS_PER_CHARACTER: Final = 0.2
+# Home Assistant's entry points that refuse while an announcement plays.
+QUEUED_METHODS: Final = (
+    "async_internal_announce",
+    "async_internal_start_conversation",
+    "async_internal_ask_question",
+)
+# Set while VoiceStack's own announce call runs: it does not queue behind itself.
+_OURS: ContextVar[bool] = ContextVar("voicestack_announcing", default=False)
 
 
 @dataclass(slots=True)
@@ -81,6 +107,8 @@ class AssistSatelliteSpeaker:
         self._clock = clock
         self._idle_wait_s = idle_wait_s
         self._idle = asyncio.Event()
+        self._lock = asyncio.Lock()  # held by ours; Home Assistant's calls queue
+        self._wrapped: AssistSatelliteEntity | None = None
         self.last: SatelliteAnnouncement | None = None
         self.state_changed(None, hass.states.get(entity_id))
 
@@ -119,17 +147,23 @@ class AssistSatelliteSpeaker:
             )
             announcement.outcome = FAILED
             return announcement
-        announcement.first_audio_at = self._clock.now()
+        self.queue_behind()
         try:
-            async with asyncio.timeout(
-                ANNOUNCE_TIMEOUT_S + SECONDS_PER_CHARACTER * len(text)
-            ):
-                await self._hass.services.async_call(
-                    ASSIST_SATELLITE_DOMAIN,
-                    SERVICE_ANNOUNCE,
-                    {ATTR_ENTITY_ID: self.entity_id, "message": text},
-                    blocking=True,
-                )
+            async with self._lock:
+                announcement.first_audio_at = self._clock.now()
+                ours = _OURS.set(True)
+                try:
+                    async with asyncio.timeout(
+                        ANNOUNCE_TIMEOUT_S + SECONDS_PER_CHARACTER * len(text)
+                    ):
+                        await self._hass.services.async_call(
+                            ASSIST_SATELLITE_DOMAIN,
+                            SERVICE_ANNOUNCE,
+                            {ATTR_ENTITY_ID: self.entity_id, "message": text},
+                            blocking=True,
+                        )
+                finally:
+                    _OURS.reset(ours)
         except asyncio.CancelledError:  # a critical (or shutdown) cut it short
             announcement.outcome = PlaybackOutcome.STOPPED
             raise
@@ -147,3 +181,32 @@ class AssistSatelliteSpeaker:
 
     async def stop(self) -> None:
         """Nothing to stop: cancelling ``say`` already ended the announcement."""
+
+    def queue_behind(self) -> None:
+        """Make Home Assistant's own calls on the entity wait for ours (see above)."""
+        component = self._hass.data.get(DATA_COMPONENT)
+        entity = None if component is None else component.get_entity(self.entity_id)
+        if entity is None or entity is self._wrapped:
+            return
+        self.release()
+        for name in QUEUED_METHODS:
+            setattr(entity, name, self._queued(getattr(entity, name)))
+        self._wrapped = entity
+
+    def release(self) -> None:
+        """Give the entity its own methods back (it leaves the announcer)."""
+        if self._wrapped is not None:
+            for name in QUEUED_METHODS:
+                self._wrapped.__dict__.pop(name, None)
+            self._wrapped = None
+
+    def _queued(
+        self, method: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        async def queued(*args: Any, **kwargs: Any) -> Any:
+            if _OURS.get():
+                return await method(*args, **kwargs)
+            async with self._lock:
+                return await method(*args, **kwargs)
+
+        return queued

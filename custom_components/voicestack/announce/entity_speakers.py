@@ -141,6 +141,8 @@ class EntitySpeakers:
         if player is None:
             return
         player.unsubscribe()
+        if isinstance(player.speaker, AssistSatelliteSpeaker):
+            player.speaker.release()
         player.announcer.set_online(False)  # nothing more is said on it
         await self._announcer.remove_speaker(entity_id)
 
