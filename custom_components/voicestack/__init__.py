@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import cast
 
 from homeassistant.config_entries import SOURCE_IGNORE
 from homeassistant.const import CONF_HOST, CONF_PORT
@@ -11,6 +12,9 @@ from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv, device_registry as dr
 from homeassistant.helpers.typing import ConfigType
 
+from .agent.config import is_agent_entry
+from .agent.entity import AgentConfigEntry
+from .agent.setup import async_setup_agent_entry, async_unload_agent_entry
 from .announce.service import async_add_satellite, async_setup_announcements
 from .announce.socket_requests import SatelliteAnnounceRequests
 from .barge_in.control import BargeInControl
@@ -64,7 +68,13 @@ async def async_migrate_entry(
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) -> bool:
-    """Describe the satellite, register its device, connect and keep connected."""
+    """Describe the satellite, register its device, connect and keep connected.
+
+    An agent entry (the VoiceStack conversation agent) has no satellite: see
+    ``agent/setup.py``.
+    """
+    if is_agent_entry(entry):
+        return await async_setup_agent_entry(hass, cast("AgentConfigEntry", entry))
     host, port = entry.data[CONF_HOST], entry.data[CONF_PORT]
     try:
         identity = await async_identify(host, port, DESCRIBE_TIMEOUT_S)
@@ -139,7 +149,9 @@ async def async_remove_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) 
     await recording_library(hass).async_delete_entry(entry.entry_id)
     async_remove_issues(hass, entry.entry_id)
     if not any(
-        other.entry_id != entry.entry_id and other.source != SOURCE_IGNORE
+        other.entry_id != entry.entry_id
+        and other.source != SOURCE_IGNORE
+        and not is_agent_entry(other)
         for other in hass.config_entries.async_entries(DOMAIN)
     ):
         await async_remove_voiceprints(hass)
@@ -151,6 +163,8 @@ async def async_unload_entry(hass: HomeAssistant, entry: VoiceStackConfigEntry) 
     The entities go first otherwise, and with the satellite entity the voice
     that says the queue. The link stops through ``async_on_unload``.
     """
+    if is_agent_entry(entry):
+        return await async_unload_agent_entry(hass, cast("AgentConfigEntry", entry))
     await entry.runtime_data.announcements.remove()
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
 

@@ -1,5 +1,9 @@
 """Config flow: add a satellite once it answers ``describe`` as a satellite.
 
+The user step is a menu: a satellite (``satellite``), or the VoiceStack
+conversation agent (``agent``: pick the agent it wraps; see ``agent/``). A flow
+started with an address (not from the UI) goes straight to the satellite.
+
 A satellite is known by the id in the ``voicestack`` block of its ``info`` (so a
 satellite that moves to a new address is recognised and its entry updated), or by
 its address when it is a stock Wyoming satellite without that block. A satellite
@@ -26,6 +30,16 @@ from homeassistant.data_entry_flow import AbortFlow
 from homeassistant.helpers.service_info.zeroconf import ZeroconfServiceInfo
 import voluptuous as vol
 
+from .agent.config import (
+    AGENT_TITLE,
+    CONF_KIND,
+    CONF_WRAPPED_AGENT,
+    KIND_AGENT,
+    is_agent_entry,
+    wrapped_agent_errors,
+    wrapped_agent_schema,
+)
+from .agent.options import AgentOptionsFlow
 from .const import DEFAULT_PORT, DESCRIBE_TIMEOUT_S, DOMAIN
 from .core.identity import Identity, address_unique_id, async_identify
 from .core.wyoming_info import NotWyomingError, PeerUnreachableError
@@ -59,7 +73,9 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
     @staticmethod
     @callback
     def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
-        """The announcer's options."""
+        """A satellite's options, or an agent's (a shorter menu)."""
+        if is_agent_entry(config_entry):
+            return AgentOptionsFlow()
         return VoiceStackOptionsFlow()
 
     def __init__(self) -> None:
@@ -71,6 +87,31 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
     # -- user -------------------------------------------------------------------
 
     async def async_step_user(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Add a satellite or the conversation agent (an address: a satellite)."""
+        if user_input is not None:
+            return await self.async_step_satellite(user_input)
+        return self.async_show_menu(step_id="user", menu_options=["satellite", "agent"])
+
+    async def async_step_agent(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Pick the agent to wrap; VoiceStack's own agent is refused."""
+        errors = wrapped_agent_errors(self.hass, user_input)
+        if user_input is not None and not errors:
+            return self.async_create_entry(
+                title=AGENT_TITLE,
+                data={CONF_KIND: KIND_AGENT},
+                options={CONF_WRAPPED_AGENT: user_input[CONF_WRAPPED_AGENT]},
+            )
+        return self.async_show_form(
+            step_id="agent",
+            data_schema=wrapped_agent_schema(user_input or {}),
+            errors=errors,
+        )
+
+    async def async_step_satellite(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """Ask for host and port; create the entry once a satellite answers."""
@@ -91,7 +132,7 @@ class VoiceStackConfigFlow(ConfigFlow, domain=DOMAIN):
                     data={CONF_HOST: host, CONF_PORT: port},
                 )
         return self.async_show_form(
-            step_id="user",
+            step_id="satellite",
             data_schema=self.add_suggested_values_to_schema(
                 STEP_USER_SCHEMA, user_input
             ),

@@ -8,26 +8,34 @@ Redacted, because users post diagnostics in public issues:
 - what was said: the last playback keeps its sentences' lengths, not their
   text ("Your PIN is 4711."); the last routing decision shows frame, rule and
   steps, not the words.
+
+An agent entry (the VoiceStack conversation agent) shows the wrapped agent and
+each device's router; the device keys (device or satellite ids) are redacted.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 from homeassistant.components.diagnostics import REDACTED, async_redact_data
 from homeassistant.const import CONF_HOST, CONF_PORT
 from homeassistant.core import HomeAssistant
 
+from .agent.config import CONF_WRAPPED_AGENT, is_agent_entry
+from .agent.entity import AgentConfigEntry
+from .modes.voice_modes import VoiceModes
 from .runtime import SatelliteRuntime, VoiceStackConfigEntry
 
-TO_REDACT = {CONF_HOST, CONF_PORT, "id", "satellite_id", "text"}
+TO_REDACT = {CONF_HOST, CONF_PORT, "id", "satellite_id", "text", "device"}
 
 
 async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: VoiceStackConfigEntry
 ) -> dict[str, Any]:
     """Entry data (redacted), identity, link statistics, Speaker state."""
+    if is_agent_entry(entry):
+        return _agent(cast("AgentConfigEntry", entry))
     runtime = entry.runtime_data
     hub = runtime.hub
     playback = hub.speaker.last
@@ -58,7 +66,7 @@ async def async_get_config_entry_diagnostics(
             "accepted": runtime.announce_requests.accepted,
             "rejected": runtime.announce_requests.rejected,
         },
-        "modes": _modes(runtime),
+        "modes": {**_modes(runtime.modes), "voice": runtime.hub.tts_voice},
         "recording": _recording(entry),
         "barge_in": _barge_in(runtime),
     }
@@ -99,9 +107,20 @@ def _barge_in(runtime: SatelliteRuntime) -> dict[str, Any]:
     }
 
 
-def _modes(runtime: SatelliteRuntime) -> dict[str, Any]:
+def _agent(entry: AgentConfigEntry) -> dict[str, Any]:
+    """The wrapped agent and every device's router."""
+    devices = entry.runtime_data.devices
+    diagnostics = {
+        "wrapped_agent": entry.options.get(CONF_WRAPPED_AGENT),
+        "devices": [
+            {"device": key, **_modes(found.modes)} for key, found in devices.items()
+        ],
+    }
+    return async_redact_data(diagnostics, TO_REDACT)
+
+
+def _modes(modes: VoiceModes) -> dict[str, Any]:
     """The router's state and its last decision (what was said is redacted)."""
-    modes = runtime.modes
     state = modes.router.state()
     last = modes.router.frames.last
     return {
@@ -110,7 +129,6 @@ def _modes(runtime: SatelliteRuntime) -> dict[str, Any]:
         "stack": list(state.stack),
         "gathered_chars": state.gathered_chars,
         "deferred_queue": len(modes.queue),
-        "voice": runtime.hub.tts_voice,
         "last_decision": None
         if last is None
         else {

@@ -18,6 +18,7 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 
+from .agent.config import is_agent_entry
 from .announce.satellites import SatelliteAnnouncements
 from .announce.socket_requests import SatelliteAnnounceRequests
 from .barge_in.control import BargeInControl
@@ -70,3 +71,12 @@ def runtimes_for_entities(
             )
         runtimes.append(runtime)
     return runtimes
+
+
+def satellite_runtimes(hass: HomeAssistant) -> list[SatelliteRuntime]:
+    """The runtimes of the loaded satellite entries (agent entries have none)."""
+    return [
+        entry.runtime_data
+        for entry in hass.config_entries.async_loaded_entries(DOMAIN)
+        if not is_agent_entry(entry)
+    ]

@@ -145,8 +145,13 @@ async def _submit(hass: HomeAssistant, host: str, port: int) -> dict:
     result = await hass.config_entries.flow.async_init(
         DOMAIN, context={"source": config_entries.SOURCE_USER}
     )
-    assert result["type"] is FlowResultType.FORM
+    assert result["type"] is FlowResultType.MENU
     assert result["step_id"] == "user"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "satellite"}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "satellite"
     return await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_HOST: host, CONF_PORT: port}
     )
@@ -553,11 +558,23 @@ def test_every_step_error_and_abort_is_translated() -> None:
     ]
 
     assert strings == english
-    assert set(strings["step"]) == {"user", "zeroconf_confirm", "reconfigure"}
-    for step in ("user", "reconfigure"):
+    assert set(strings["step"]) == {
+        "user",
+        "satellite",
+        "agent",
+        "zeroconf_confirm",
+        "reconfigure",
+    }
+    assert set(strings["step"]["user"]["menu_options"]) == {"satellite", "agent"}
+    for step in ("satellite", "reconfigure"):
         assert set(strings["step"][step]["data"]) == {CONF_HOST, CONF_PORT}
         assert set(strings["step"][step]["data_description"]) == {CONF_HOST, CONF_PORT}
-    assert set(strings["error"]) == {"cannot_connect", "not_a_satellite"}
+    assert set(strings["error"]) == {
+        "cannot_connect",
+        "not_a_satellite",
+        "own_agent",
+        "agent_not_found",
+    }
     assert set(strings["abort"]) == {
         "already_configured",
         "already_in_progress",

@@ -17,6 +17,7 @@ from homeassistant.data_entry_flow import FlowResultType
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.voicestack.agent.options import AGENT_MENU
 from custom_components.voicestack.const import DOMAIN
 from custom_components.voicestack.conversation.options import CONVERSATIONS_SCHEMA
 from custom_components.voicestack.core.announce import AnnounceOptions
@@ -721,7 +722,9 @@ def test_every_step_field_and_error_is_translated() -> None:
     steps = options["step"]
 
     assert english == strings
-    assert list(steps["init"]["menu_options"]) == list(MENU)
+    # A satellite's menu, then the agent entry's own step (AGENT_MENU).
+    assert list(steps["init"]["menu_options"]) == [*MENU, "agent"]
+    assert set(AGENT_MENU) <= set(steps["init"]["menu_options"])
     assert set(steps["announcements"]["data"]) == set(AnnounceOptions().to_dict())
     for step, schema in (
         ("modes", MODES_SCHEMA),
@@ -765,6 +768,9 @@ def test_every_step_field_and_error_is_translated() -> None:
         *(f"follow_up_{field}" for field in DEBOUNCE_FIELDS.values()),
         # recordings: one per option
         *RECORDINGS,
+        # the agent entry's wrapped agent
+        "own_agent",
+        "agent_not_found",
     }
     for step, schema in (
         ("conversations", CONVERSATIONS_SCHEMA),
