@@ -32,6 +32,7 @@ from custom_components.voicestack.core.router import Replies
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
+from devstack.waiting import wait_for
 from tests.integration.assist import FRONT_DOOR, LIGHT, record_unlocks, set_up_home
 
 REPLIES = Replies()
@@ -92,6 +93,16 @@ def agent_entity(hass: HomeAssistant, entry_id: str) -> str:
     return entity_id
 
 
+async def set_options(hass: HomeAssistant, **options: Any) -> AgentRuntime:
+    """Change the agent entry's router options; the reloaded runtime."""
+    entry = hass.config_entries.async_entries(DOMAIN)[0]
+    hass.config_entries.async_update_entry(entry, options={**entry.options, **options})
+    await hass.async_block_till_done()  # the options reload the entry
+    assert entry.state is ConfigEntryState.LOADED
+    runtime: AgentRuntime = entry.runtime_data
+    return runtime
+
+
 @pytest.fixture
 async def agent(
     hass: HomeAssistant, config_dir: Path, hass_ws_client: WebSocketGenerator
@@ -147,6 +158,25 @@ async def test_unlocking_asks_and_yes_unlocks(
     assert hass.states.get(FRONT_DOOR) is not None
 
 
+async def test_an_expired_question_is_said_before_the_next_answer(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    runtime = await set_options(hass, confirm_timeout_s=0.2)
+    unlocks = record_unlocks(hass)
+
+    asked = await agent.say("unlock the front door")
+    (device,) = runtime.devices.values()
+    await wait_for(lambda: bool(device.pending), 5, "the question expired")
+    late = await agent.say("yes")
+    await hass.async_block_till_done()
+
+    assert asked[1] is True
+    # The yes came too late: it is no answer, and the base frame sends it on.
+    assert late[0].startswith(f"{REPLIES.confirm_expired} ")
+    assert unlocks == []
+    assert device.modes.router.mode == "wake_word"
+
+
 async def test_a_shortcut_runs_its_script(hass: HomeAssistant, agent: Agent) -> None:
     ran: list[Event] = []
     hass.bus.async_listen(SCRIPT_RAN, ran.append)
@@ -154,11 +184,7 @@ async def test_a_shortcut_runs_its_script(hass: HomeAssistant, agent: Agent) -> 
     assert await async_setup_component(
         hass, "script", {"script": {"lights_out": {"sequence": [fire]}}}
     )
-    entry = hass.config_entries.async_entries(DOMAIN)[0]
-    hass.config_entries.async_update_entry(
-        entry, options={**entry.options, "shortcuts": "lights out = script.lights_out"}
-    )
-    await hass.async_block_till_done()  # the options reload the entry
+    await set_options(hass, shortcuts="lights out = script.lights_out")
 
     speech, listens = await agent.say("lights out")
     await hass.async_block_till_done()
