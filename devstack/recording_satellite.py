@@ -45,6 +45,7 @@ class Announced:
 
     message: str
     started: float  # loop time the device got it
+    ready: float  # loop time it had the audio (synthesized, decoded)
     ended: float  # loop time it finished playing
     preannounce: bool
     audio: Pcm
@@ -89,11 +90,13 @@ class RecordingSatellite(AssistSatelliteEntity):
             self.hass, announcement.original_media_id
         )
         audio = await decode_audio(self.hass, data)
+        ready = loop.time()
         await asyncio.sleep(audio.seconds)
         self.announced.append(
             Announced(
                 announcement.message,
                 started,
+                ready,
                 loop.time(),
                 announcement.preannounce_media_id is not None,
                 audio,
