@@ -13,6 +13,11 @@ itself; espeak-ng is the intruder (the TV). Covered, as issue 13 asks:
   reply is heard;
 - four intruders in a row: three resumes, then the answer stays silent;
 - the answer's own echo interrupts nothing.
+
+Newest Home Assistant only (``newest_ha``): what they check is the satellite's
+and the verdict's, the same on every version, and they take minutes; the
+Home Assistant side of barge-in (its control events, on both versions) is
+test_barge_in_control.py.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from devstack.satellite import satellite
 from devstack.voicestack_entry import runtime_of
 from devstack.waiting import wait_for
 from tests.integration.assist import FAN, FAN_SWITCH, add_voicestack, add_wyoming
+
+pytestmark = [pytest.mark.e2e, pytest.mark.newest_ha]
 
 SATELLITE = "assist_satellite.test_satellite"
 JOE = "person.joe"

@@ -7,6 +7,10 @@ the test says it is (``devstack.follow_on``). Asserted by ear: what the
 satellite played is transcribed, and exactly one answer follows the fragments.
 Real Home Assistant, whisper, Piper and satellite; the agent is scripted
 (``devstack.switching_agent``: an LLM agent's tools, none can run here).
+
+Newest Home Assistant only (``newest_ha``): the timing is the satellite's and
+the debounce's, the same on every version; the fragments' Home Assistant side
+runs on both in test_conversations.py.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from devstack.waiting import wait_for
 from tests.integration.assist import LIGHT, set_up_assist, words
 from tests.integration.dialog import open_dialog
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.newest_ha]
 
 FAN = "input_boolean.fan_power"
 HALLWAY = "input_boolean.hallway_light"
