@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
-import logging
 from typing import Any
 
 from homeassistant.components import ffmpeg, tts
@@ -32,9 +30,8 @@ from homeassistant.helpers.entity_platform import EntityPlatform
 
 from custom_components.voicestack.core.clock import Cancellable, Clock, LoopClock
 from custom_components.voicestack.core.wav import NotWavError, Pcm, read_wav
+from devstack.entity_platform import add_entities
 
-_LOGGER = logging.getLogger(__name__)
-PLATFORM = "devstack"
 DECODE_RATE = 16000  # non-WAV media is decoded to 16 kHz mono to measure it
 
 
@@ -158,14 +155,4 @@ async def add_players(
 
     The ``media_player`` component must be set up (its services reach them).
     """
-    platform = EntityPlatform(
-        hass=hass,
-        logger=_LOGGER,
-        domain=MEDIA_PLAYER_DOMAIN,
-        platform_name=PLATFORM,
-        platform=None,
-        scan_interval=timedelta(seconds=30),
-        entity_namespace=None,
-    )
-    await platform.async_add_entities(list(players))
-    return platform
+    return await add_entities(hass, MEDIA_PLAYER_DOMAIN, players)

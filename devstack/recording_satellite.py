@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
-import logging
 
 from homeassistant.components import tts
 from homeassistant.components.assist_pipeline import PipelineEvent
@@ -32,10 +30,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import EntityPlatform
 
 from custom_components.voicestack.core.wav import Pcm
+from devstack.entity_platform import add_entities
 from devstack.recording_player import decode_audio
 
-_LOGGER = logging.getLogger(__name__)
-PLATFORM = "devstack"
 DOMAIN = "assist_satellite"
 
 
@@ -111,14 +108,4 @@ async def add_satellites(
 
     The ``assist_satellite`` component must be set up (its actions reach them).
     """
-    platform = EntityPlatform(
-        hass=hass,
-        logger=_LOGGER,
-        domain=DOMAIN,
-        platform_name=PLATFORM,
-        platform=None,
-        scan_interval=timedelta(seconds=30),
-        entity_namespace=None,
-    )
-    await platform.async_add_entities(list(satellites))
-    return platform
+    return await add_entities(hass, DOMAIN, satellites)

@@ -54,17 +54,28 @@ async def devices(
     return events
 
 
-async def test_a_message_is_said_through_the_devices_own_announce(
+type Hall = tuple[RecordingSatellite, list[Event]]
+
+
+@pytest.fixture
+async def hall(
     hass: HomeAssistant,
     stack: AsyncExitStack,
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
-) -> None:
-    message = "The washing machine is done."
+) -> Hall:
+    """Assist with Piper, and one ESPHome-style satellite; events from then on."""
     device = RecordingSatellite("Hall")
     await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    events = await devices(hass, stack, device)
+    return device, await devices(hass, stack, device)
+
+
+async def test_a_message_is_said_through_the_devices_own_announce(
+    hass: HomeAssistant, hall: Hall, tmp_path: Path
+) -> None:
+    message = "The washing machine is done."
+    device, events = hall
     response = await announce(hass, message=message, entity_id=device.entity_id)
     await wait_for(lambda: statuses(events, "finished"), 30, "said")
 
@@ -84,15 +95,9 @@ async def test_a_message_is_said_through_the_devices_own_announce(
 
 
 async def test_a_burst_is_one_announcement_and_the_next_waits_for_its_end(
-    hass: HomeAssistant,
-    stack: AsyncExitStack,
-    tmp_path: Path,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, hall: Hall, tmp_path: Path
 ) -> None:
-    device = RecordingSatellite("Hall")
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    events = await devices(hass, stack, device)
+    device, events = hall
     await door_burst(hass, device.entity_id)
     await wait_for(lambda: statuses(events, "started"), 30, "the burst plays")
     await announce(hass, message="The mail is here.", entity_id=device.entity_id)
@@ -105,16 +110,10 @@ async def test_a_burst_is_one_announcement_and_the_next_waits_for_its_end(
 
 
 async def test_home_assistants_own_announcement_waits_behind_ours(
-    hass: HomeAssistant,
-    stack: AsyncExitStack,
-    tmp_path: Path,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, hall: Hall, tmp_path: Path
 ) -> None:
     """An automation's announce while ours plays is queued, not refused."""
-    device = RecordingSatellite("Hall")
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    events = await devices(hass, stack, device)
+    device, events = hall
     await announce(hass, message="The mail is here.", entity_id=device.entity_id)
     await wait_for(
         lambda: (
@@ -143,16 +142,10 @@ async def test_home_assistants_own_announcement_waits_behind_ours(
 
 
 async def test_a_busy_or_unavailable_device_gets_the_message_once_free(
-    hass: HomeAssistant,
-    stack: AsyncExitStack,
-    tmp_path: Path,
-    piper: servers.Server,
-    whisper: servers.Server,
+    hass: HomeAssistant, hall: Hall, tmp_path: Path
 ) -> None:
     """A person talking to it is not cut off; an unavailable one is waited for."""
-    device = RecordingSatellite("Hall")
-    await set_up_assist(hass, stack, tmp_path, piper, whisper)
-    events = await devices(hass, stack, device)
+    device, events = hall
     device._set_state(AssistSatelliteState.LISTENING)
     device.async_write_ha_state()
     await announce(hass, message="The mail is here.", entity_id=device.entity_id)

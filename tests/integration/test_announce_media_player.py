@@ -35,8 +35,9 @@ from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
 from custom_components.voicestack.core.speaker import PlaybackOutcome
 from custom_components.voicestack.core.wav import Pcm
 from devstack import servers, speech
+from devstack.entity_platform import PLATFORM
 from devstack.manual_clock import ManualClock
-from devstack.recording_player import PLATFORM, RecordingPlayer, add_players
+from devstack.recording_player import RecordingPlayer, add_players
 from devstack.waiting import wait_for
 from tests.integration.assist import set_up_assist, words
 from tests.integration.test_announce import (
