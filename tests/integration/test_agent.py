@@ -12,6 +12,7 @@ unlock event, the script's boolean.
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from custom_components.voicestack.core.router import Replies
 from custom_components.voicestack.diagnostics import (
     async_get_config_entry_diagnostics,
 )
+from devstack.recording_satellite import RecordingSatellite, add_satellites
 from devstack.waiting import wait_for
 from tests.integration.assist import FRONT_DOOR, LIGHT, record_unlocks, set_up_home
 
@@ -279,3 +281,23 @@ async def test_unload_closes_the_routers_and_diagnostics_redact(
     assert unloaded
     assert entry.state is ConfigEntryState.NOT_LOADED
     assert hass.states.get(agent.entity_id).state == "unavailable"
+
+
+async def test_announcing_works_while_an_agent_entry_is_loaded(
+    hass: HomeAssistant, agent: Agent, stack: AsyncExitStack
+) -> None:
+    """An agent entry has no satellite: the announcer passes it by, and queues."""
+    assert await async_setup_component(hass, "assist_satellite", {})
+    device = RecordingSatellite("Hall")
+    platform = await add_satellites(hass, [device])
+    stack.push_async_callback(platform.async_reset)
+    response = await hass.services.async_call(
+        DOMAIN,
+        "announce",
+        {"message": "The mail is here.", "entity_id": device.entity_id},
+        blocking=True,
+        return_response=True,
+    )
+    assert response is not None
+    (receipt,) = response["announcements"]
+    assert (receipt["satellite"], receipt["status"]) == (device.entity_id, "queued")

@@ -270,6 +270,21 @@ async def test_a_running_satellite_creates_an_entry(
     assert again["reason"] == "already_configured"
 
 
+async def test_a_flow_started_with_an_address_goes_to_the_satellite(
+    hass: HomeAssistant,
+) -> None:
+    """Not the menu: data given at the start is a satellite's address."""
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN,
+        context={"source": config_entries.SOURCE_USER},
+        data={CONF_HOST: HOST, CONF_PORT: servers.free_port()},
+    )
+
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "satellite"
+    assert result["errors"] == {"base": "cannot_connect"}
+
+
 async def test_a_form_error_can_be_corrected(
     hass: HomeAssistant, tmp_path: Path, mock_setup_entry: AsyncMock
 ) -> None:

@@ -62,7 +62,7 @@ from ..core.announce import (
 from ..core.clock import LoopClock
 from ..hub import SatelliteHub
 from ..request.speech_output import SpeechOutput
-from ..runtime import SatelliteRuntime, runtime_for_entity
+from ..runtime import runtime_for_entity, satellite_runtimes
 from ..text_limits import MAX_FIELD_LENGTH, cut_message, cut_to
 from .entity_speakers import EntitySpeakers, is_entity_speaker
 from .satellites import SatelliteAnnouncements
@@ -299,19 +299,15 @@ def _on_event(hass: HomeAssistant, event: AnnouncementEvent) -> None:
     hass.bus.async_fire(EVENT_ANNOUNCEMENT, data)
 
 
-def _runtimes(hass: HomeAssistant) -> list[SatelliteRuntime]:
-    return [e.runtime_data for e in hass.config_entries.async_loaded_entries(DOMAIN)]
-
-
 def _hub(hass: HomeAssistant, key: str) -> SatelliteHub | None:
     return next(
-        (r.hub for r in _runtimes(hass) if r.hub.satellite_id == key),
+        (r.hub for r in satellite_runtimes(hass) if r.hub.satellite_id == key),
         None,
     )
 
 
 def _notify_all(hass: HomeAssistant) -> None:
-    for runtime in _runtimes(hass):
+    for runtime in satellite_runtimes(hass):  # agent entries have no hub
         runtime.hub.notify()
 
 
