@@ -243,18 +243,19 @@ async def test_the_options_voices_step_says_why_enrolling_failed(
     options = hass.config_entries.options
 
     progress = await enroll_in_options(hass, entry_id)
-    await wait_for(lambda: not peer.enroll_answers, 30, "the phrase asked for")
     failed = await options.async_configure(progress["flow_id"])
     while failed["type"] is FlowResultType.SHOW_PROGRESS:
         await asyncio.sleep(0.1)
         failed = await options.async_configure(progress["flow_id"])
 
+    # Whatever ended the enrollment is in the message (CI once saw the phrase
+    # never asked for under load: this shows why instead of a bare timeout).
+    assert failed.get("description_placeholders", {}).get("error", "").startswith(
+        "Phrase 1 was not enrolled: nothing was said"
+    ), failed
+    assert not peer.enroll_answers
     assert failed["type"] is FlowResultType.ABORT
     assert failed["reason"] == "enroll_failed"
-    assert (
-        "Phrase 1 was not enrolled: nothing was said"
-        in (failed["description_placeholders"]["error"])
-    )
     assert voiceprint_library(hass).people == {}
 
 
