@@ -250,8 +250,10 @@ async def test_the_options_voices_step_says_why_enrolling_failed(
 
     # Whatever ended the enrollment is in the message (CI once saw the phrase
     # never asked for under load: this shows why instead of a bare timeout).
-    assert failed.get("description_placeholders", {}).get("error", "").startswith(
-        "Phrase 1 was not enrolled: nothing was said"
+    assert (
+        failed.get("description_placeholders", {})
+        .get("error", "")
+        .startswith("Phrase 1 was not enrolled: nothing was said")
     ), failed
     assert not peer.enroll_answers
     assert failed["type"] is FlowResultType.ABORT
