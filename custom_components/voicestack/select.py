@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from homeassistant.components.assist_pipeline import vad
 from homeassistant.components.assist_pipeline.select import (
     AssistPipelineSelect,
     VadSensitivitySelect,
 )
-from homeassistant.components.select import SelectEntity, SelectEntityDescription
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .agent.config import is_agent_entry
+from .agent.runtime import AgentRuntime
+from .agent.select import async_setup_agent_selects
 from .const import DOMAIN
 from .core.router import MODES
 from .entity import VoiceStackEntity, VoiceStackSettingEntity
 from .hub import SatelliteHub
+from .modes.mode_select import VoiceModeSelect
 from .modes.voice_modes import VoiceModes
 from .runtime import VoiceStackConfigEntry
 
@@ -27,7 +31,15 @@ async def async_setup_entry(
     entry: VoiceStackConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    """The pipeline and the VAD sensitivity the satellite's requests use."""
+    """The pipeline and the VAD sensitivity the satellite's requests use.
+
+    An agent entry's selects are its devices' voice modes (``agent/select.py``).
+    """
+    if is_agent_entry(entry):
+        async_setup_agent_selects(
+            cast("AgentRuntime", entry.runtime_data), async_add_entities
+        )
+        return
     hub, modes = entry.runtime_data.hub, entry.runtime_data.modes
     async_add_entities(
         [PipelineSelect(hass, hub), VadSelect(hass, hub), ModeSelect(hub, modes)]
@@ -70,15 +82,8 @@ class VadSelect(VoiceStackSettingEntity, VadSensitivitySelect):
         self.hub.send_hello(vad.VadSensitivity.to_seconds(option))
 
 
-class ModeSelect(VoiceStackEntity, SelectEntity):
-    """The voice mode: the frame on top, or the listen mode when none is open.
-
-    Choosing a listen mode closes every frame; choosing a frame opens it (or
-    brings it to the top), as if the words had been said. ``confirm`` only opens
-    by itself, when an action needs a yes.
-    """
-
-    entity_description = SelectEntityDescription(key="mode", translation_key="mode")
+class ModeSelect(VoiceStackEntity, VoiceModeSelect):
+    """The satellite's voice mode (``modes/mode_select.py``); says the result."""
 
     def __init__(self, hub: SatelliteHub, modes: VoiceModes) -> None:
         """Every mode is offered; the router decides what selecting one does."""
@@ -87,20 +92,6 @@ class ModeSelect(VoiceStackEntity, SelectEntity):
         self._attr_options = list(MODES)
 
     @property
-    def current_option(self) -> str:
-        """The router's mode."""
-        return self.modes.router.mode
-
-    @property
-    def extra_state_attributes(self) -> dict[str, object]:
-        """The whole stack, base first, and the listen mode."""
-        state = self.modes.router.state()
-        return {"stack": list(state.stack), "listen_mode": str(state.listen_mode)}
-
-    async def async_select_option(self, option: str) -> None:
-        """Push or pop frames; the satellite says the result."""
-        if option == "confirm":
-            raise ServiceValidationError(
-                translation_domain=DOMAIN, translation_key="confirm_not_selectable"
-            )
-        await self.modes.request(self.modes.router.select_mode(option))
+    def voice_modes(self) -> VoiceModes:
+        """The satellite's."""
+        return self.modes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from homeassistant.components.sensor import (
     SensorDeviceClass,
@@ -18,6 +18,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
+from .agent.config import is_agent_entry
+from .agent.runtime import AgentRuntime
+from .agent.sensor import async_setup_agent_sensors
 from .announce.satellites import SatelliteAnnouncements
 from .barge_in.control import BargeInControl
 from .conversation.sessions import Conversations
@@ -133,7 +136,15 @@ async def async_setup_entry(
     entry: VoiceStackConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    """One sensor per figure and satellite."""
+    """One sensor per figure and satellite.
+
+    An agent entry's sensors are its devices' (``agent/sensor.py``).
+    """
+    if is_agent_entry(entry):
+        async_setup_agent_sensors(
+            cast("AgentRuntime", entry.runtime_data), async_add_entities
+        )
+        return
     runtime = entry.runtime_data
     async_add_entities(
         [

@@ -2,25 +2,40 @@
 
 Home Assistant tells the agent, per request, which device asks (``device_id``),
 through which assist satellite entity (``satellite_id``), in which language and
-context; ``begin`` takes them in. The wrapped agent is the entry's. Nothing
-shows this device's mode stack yet, so ``notify`` has no one to tell.
+context; ``begin`` takes them in. The wrapped agent is the entry's. ``notify``
+tells the device's entities (``device_entities.py``) that its modes changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context
+from homeassistant.util import dt as dt_util
 
 
 class AgentDevice:
     """``ModesDevice`` for one device key of an agent entry."""
 
-    def __init__(self, entry: ConfigEntry, key: str, wrapped: str) -> None:
-        """No request yet: the default language, a fresh context."""
+    def __init__(
+        self,
+        entry: ConfigEntry,
+        key: str,
+        wrapped: str,
+        changed: Callable[[], None],
+    ) -> None:
+        """No request yet: the default language, a fresh context.
+
+        ``changed``: called whenever the modes or the last request change.
+        """
         self._entry = entry
         self.key = key
         self.wrapped = wrapped
+        self._changed = changed
+        self.last_request: datetime | None = None
         self._context = Context()
         self._device_id: str | None = None
         self._satellite_id: str | None = None
@@ -32,6 +47,8 @@ class AgentDevice:
         self._device_id = user_input.device_id
         self._satellite_id = user_input.satellite_id
         self._language = user_input.language
+        self.last_request = dt_util.utcnow()
+        self._changed()
 
     @property
     def entry(self) -> ConfigEntry:
@@ -65,4 +82,5 @@ class AgentDevice:
         return self._language
 
     def notify(self) -> None:
-        """No per-device entity shows the mode stack (yet): no one to tell."""
+        """The mode stack changed: the device's entities show it."""
+        self._changed()

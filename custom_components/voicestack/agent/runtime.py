@@ -10,6 +10,9 @@ A route no request caused (a confirmation that expired, a query submitted on
 silence) cannot be said to a device VoiceStack does not drive: it waits and is
 acted on (said, and the agent asked if it says so) before that device's next
 request.
+
+Making a router adds the device's entities (``device_entities.py``); closing
+one to make room leaves them unavailable until the device asks again.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..core.router.route import Route
 from ..deferred_queue import DeferredQueueStore
 from ..modes.voice_modes import VoiceModes
 from .device import AgentDevice
+from .device_entities import DeviceEntities
 
 MAX_DEVICES: Final = 64
 TEXT_KEY: Final = "text"  # requests that name no device (a text client, the API)
@@ -61,38 +65,52 @@ class AgentRuntime:
         self.entry = entry
         self.queue = queue
         self._devices: OrderedDict[str, DeviceModes] = OrderedDict()
+        self.entities = DeviceEntities()
 
     @property
     def devices(self) -> dict[str, DeviceModes]:
         """The devices with a router now (least recently asked first)."""
         return dict(self._devices)
 
+    def get(self, key: str) -> DeviceModes | None:
+        """The router of ``key`` if it has one now."""
+        return self._devices.get(key)
+
     def for_request(
         self, user_input: conversation.ConversationInput, wrapped: str
     ) -> DeviceModes:
         """The router of the device asking (made on its first request)."""
-        key = device_key(user_input)
+        found = self.device(device_key(user_input), wrapped)
+        found.device.begin(user_input)
+        return found
+
+    def device(self, key: str, wrapped: str) -> DeviceModes:
+        """The router of ``key``, made if it has none; now the most recent."""
         found = self._devices.get(key)
         if found is None:
             found = self._add(key, wrapped)
         self._devices.move_to_end(key)
-        found.device.begin(user_input)
         return found
 
     def _add(self, key: str, wrapped: str) -> DeviceModes:
         while len(self._devices) >= MAX_DEVICES:
-            _, oldest = self._devices.popitem(last=False)
+            old_key, oldest = self._devices.popitem(last=False)
+            self.entities.changed(old_key)
             self.entry.async_create_background_task(
                 self.hass, oldest.modes.close(), "voicestack agent router closed"
             )
-        device = AgentDevice(self.entry, key, wrapped)
+        device = AgentDevice(
+            self.entry, key, wrapped, lambda: self.entities.changed(key)
+        )
         entry = DeviceModes(device, VoiceModes(self.hass, device, self.queue))
 
         async def later(route: Route) -> None:
             entry.pending.append(route)
+            device.notify()
 
         entry.modes.async_subscribe_routes(later)
         self._devices[key] = entry
+        self.entities.device_made(key)
         return entry
 
     async def close(self) -> None:

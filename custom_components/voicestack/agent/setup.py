@@ -17,7 +17,7 @@ from ..deferred_queue import DeferredQueueStore
 from .entity import AgentConfigEntry
 from .runtime import AgentRuntime
 
-AGENT_PLATFORMS: Final = [Platform.CONVERSATION]
+AGENT_PLATFORMS: Final = [Platform.CONVERSATION, Platform.SELECT, Platform.SENSOR]
 
 
 async def async_setup_agent_entry(hass: HomeAssistant, entry: AgentConfigEntry) -> bool:
