@@ -239,7 +239,13 @@ async def test_the_options_change_the_wrapped_agent_but_not_to_ours(
     async def choose(wrapped: str) -> dict[str, Any]:
         menu = await hass.config_entries.options.async_init(entry.entry_id)
         assert menu["type"] is FlowResultType.MENU
-        assert menu["menu_options"] == ["agent", "modes", "vocabulary", "shortcuts"]
+        assert menu["menu_options"] == [
+            "agent",
+            "modes",
+            "vocabulary",
+            "shortcuts",
+            "conversations",
+        ]
         form = await hass.config_entries.options.async_configure(
             menu["flow_id"], {"next_step_id": "agent"}
         )

@@ -1,8 +1,8 @@
 """An agent entry's options: the wrapped agent, and the router's forms.
 
 The same router forms as a satellite's (``options_flow.py``: modes, vocabulary,
-shortcuts); the announcer, follow-up, recording and voice forms are a
-satellite's and are not offered.
+shortcuts, conversations: the follow-up loop, ``follow_up.py``); the
+announcer, recording and voice forms are a satellite's and are not offered.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from homeassistant.config_entries import ConfigFlowResult
 from ..options_flow import VoiceStackOptionsFlow
 from .config import CONF_WRAPPED_AGENT, wrapped_agent_errors, wrapped_agent_schema
 
-AGENT_MENU: Final = ("agent", "modes", "vocabulary", "shortcuts")
+AGENT_MENU: Final = ("agent", "modes", "vocabulary", "shortcuts", "conversations")
 
 
 class AgentOptionsFlow(VoiceStackOptionsFlow):

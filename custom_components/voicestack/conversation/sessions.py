@@ -11,9 +11,8 @@ the flush subscribers (the voice loop) as one text. Fragments still buffered whe
 their session ends are dropped, counted and logged: acting on them later, next
 to the request that ended the session, would be acting on a stale thought.
 
-The policy comes from the entry's options (the *Conversations* step). Options
-stored by hand or by an older version that do not validate fall back to the
-defaults, with an error in the log, so the satellite keeps working.
+The policy comes from the entry's options (the *Conversations* step), read in
+``follow_up_shared.py``, which the agent's sessions use too.
 """
 
 from __future__ import annotations
@@ -25,45 +24,14 @@ from typing import Any
 
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 
-from ..const import EVENT_SESSION_ENDED
 from ..core.clock import LoopClock
-from ..core.conversation.debounce import (
-    OPTION_FIELDS as DEBOUNCE_FIELDS,
-    DebouncePolicy,
-    FragmentBuffer,
-    debounce_from_options,
-    is_bypass,
-)
+from ..core.conversation.debounce import FragmentBuffer, is_bypass
 from ..core.conversation.follow_up import EndReason, FollowUpLoop, Session
-from ..core.conversation.policy import (
-    OPTION_FIELDS,
-    FollowUpConfigError,
-    FollowUpPolicy,
-    policy_from_options,
-)
+from ..follow_up_shared import fire_session_ended, follow_up_options, policies
 from ..hub import SatelliteHub
 from ..subscriptions import Subscribers
 
 _LOGGER = logging.getLogger(__name__)
-
-
-def follow_up_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The entry options that configure the follow-up loop and its buffer."""
-    keys = (*OPTION_FIELDS, *DEBOUNCE_FIELDS)
-    return {key: options[key] for key in keys if key in options}
-
-
-def _policies(
-    options: Mapping[str, Any], language: str, title: str
-) -> tuple[FollowUpPolicy, DebouncePolicy]:
-    try:
-        return (
-            policy_from_options(options, language),
-            debounce_from_options(options, language),
-        )
-    except FollowUpConfigError as err:
-        _LOGGER.error("%s: follow-up options ignored: %s", title, err)
-        return policy_from_options({}, language), debounce_from_options({}, language)
 
 
 class Conversations:
@@ -75,7 +43,7 @@ class Conversations:
         self._hub = hub
         self._options = follow_up_options(hub.entry.options)
         # Stop words and emergency phrases default to Home Assistant's language.
-        policy, self.debounce = _policies(
+        policy, self.debounce = policies(
             self._options, hass.config.language, hub.entry.title
         )
         clock = LoopClock(hass.loop)
@@ -138,14 +106,11 @@ class Conversations:
         self.last_end = (session.id, reason)
         for listener in self._subscribers:
             listener(session, reason)
-        self._hass.bus.async_fire(
-            EVENT_SESSION_ENDED,
-            {
-                "entity_id": self._hub.satellite_entity_id(),
-                "device_id": self._hub.device_id(),
-                "session_id": session.id,
-                "turns": session.turn,
-                "reason": str(reason),
-            },
+        fire_session_ended(
+            self._hass,
+            self._hub.satellite_entity_id(),
+            self._hub.device_id(),
+            session,
+            reason,
         )
         self._hub.notify()
