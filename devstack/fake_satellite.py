@@ -21,7 +21,8 @@ import asyncio
 import contextlib
 import json
 
-from wyoming.audio import AudioChunk, AudioStart
+import numpy as np
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event, async_read_event, async_write_event
 from wyoming.info import Attribution, Describe, Info, Satellite
 from wyoming.pipeline import PipelineStage, RunPipeline
@@ -43,11 +44,16 @@ class FakeSatellite:
         extensions: tuple[str, ...] = (),
         voiceprint: bool = False,
         auto_played: bool = False,
+        hold: bool = False,
     ) -> None:
-        """Not listening yet, and harmless; a stock satellite without ``extensions``."""
+        """Not listening yet, and harmless; a stock satellite without ``extensions``.
+
+        ``hold``: it says it keeps an answer paused through a held request.
+        """
         self.name = name
         self.extensions = extensions
         self.voiceprint = voiceprint
+        self.hold = hold
         self.auto_played = auto_played
         self.events: list[Event] = []  # every event Home Assistant sent, whole
         # What ``voicestack-enroll`` is answered with, in order (the id is added):
@@ -152,6 +158,18 @@ class FakeSatellite:
             await async_write_event(chunk, writer)
             await asyncio.sleep(pause_s)
 
+    async def say(self, pcm: bytes) -> None:
+        """A request of ``pcm`` (16 kHz mono), as a barge-in streams its capture."""
+        writer = self.owner
+        assert writer is not None
+        run = RunPipeline(start_stage=PipelineStage.ASR, end_stage=PipelineStage.TTS)
+        await async_write_event(run.event(), writer)
+        await async_write_event(AudioStart(**AUDIO_FORMAT).event(), writer)
+        for at in range(0, len(pcm), 3200):
+            chunk = AudioChunk(**AUDIO_FORMAT, audio=pcm[at : at + 3200])
+            await async_write_event(chunk.event(), writer)
+        await async_write_event(AudioStop().event(), writer)
+
     async def send(self, event: Event) -> None:
         """Send ``event`` to Home Assistant (the owner connection)."""
         assert self.owner is not None
@@ -160,6 +178,24 @@ class FakeSatellite:
     def sent(self, kind: str) -> list[Event]:
         """The events of type ``kind`` Home Assistant sent, in order."""
         return [event for event in self.events if event.type == kind]
+
+    def played(self, stream: str) -> bytes:
+        """The audio Home Assistant sent as ``stream``, at 16 kHz (to transcribe)."""
+        chunks: list[bytes] = []
+        rate, inside = 16000, False
+        for event in self.events:
+            if event.type == "audio-start":
+                inside = (event.data or {}).get("stream") == stream
+                rate = event.data["rate"] if inside else rate
+            elif event.type == "audio-chunk" and inside:
+                chunks.append(event.payload or b"")
+            elif event.type == "audio-stop":
+                inside = False
+        samples = np.frombuffer(b"".join(chunks), dtype=np.int16)
+        at = np.arange(0, len(samples), rate / 16000)
+        return (
+            np.interp(at, np.arange(len(samples)), samples).astype(np.int16).tobytes()
+        )
 
     def _info(self) -> Event:
         """A stock Wyoming satellite's ``info`` (plus the extension block, if any)."""
@@ -179,5 +215,6 @@ class FakeSatellite:
                 "sends": [],
                 "accepts": list(self.extensions),
                 "voiceprint": self.voiceprint,
+                "hold": self.hold,
             }
         return info

@@ -40,6 +40,7 @@ END_REASONS = {
 # What a barge-in did, and why, in words.
 BARGE_IN_KINDS = {
     "pause": "answer paused",
+    "check": "answer held",
     "resume": "answer resumed",
     "stop": "answer stopped",
     "silence": "answer stopped",
@@ -51,6 +52,9 @@ BARGE_IN_REASONS = {
     "gate_off": "someone spoke (nobody is enrolled: it is taken as the user)",
     "other_speaker": "another voice, not the user",
     "nothing_left": "another voice, and the answer was over",
+    "unsure": "not sure it was the user; checking whether they said a command",
+    "unsure_command": "not sure it was the user, but a command: it is the next request",
+    "not_a_command": "not sure it was the user, and no command",
     "max_resumes": "interrupted too often",
     "too_soon": "interrupted again too soon",
     "no_verdict": "no verdict on the voice in time",

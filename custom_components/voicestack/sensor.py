@@ -305,7 +305,7 @@ BARGE_IN_SENSORS: tuple[SensorEntityDescription, ...] = tuple(
     SensorEntityDescription(
         key=f"barge_in_{counter}", translation_key=f"barge_in_{counter}", **COUNTER
     )
-    for counter in ("pauses", "resumes", "stops", "silences", "timeouts")
+    for counter in ("pauses", "checks", "resumes", "stops", "silences", "timeouts")
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .barge_in_control import (
     BargeInConfig,
+    BargeInRequest,
     Enroll,
     Voiceprint,
     barge_in_config_event,
@@ -182,6 +183,7 @@ __all__ = [
     "Announce",
     "BargeInConfig",
     "BargeInReport",
+    "BargeInRequest",
     "Enroll",
     "Hello",
     "InfoBlock",

@@ -3,8 +3,8 @@
 The peer configures barge-in (``voicestack-barge-in-config``: on or off, how much
 speech pauses an answer, echo cancelling, the gate's threshold and the enrolled
 voiceprints), asks for an enrollment phrase (``voicestack-enroll``) and, when the
-enrolled user spoke, for the captured speech as a request
-(``voicestack-barge-in-request``). What the satellite answers: ``barge_in_reports``.
+enrolled user spoke (or the gate was not sure), for the captured speech as a
+request (``voicestack-barge-in-request``). What the satellite answers: ``barge_in_reports``.
 """
 
 from __future__ import annotations
@@ -137,19 +137,37 @@ def _voiceprints(value: object) -> tuple[Voiceprint, ...]:
     return tuple(voiceprints)
 
 
-def barge_in_request_event(stream: str) -> Event:
-    """The enrolled user spoke: flush ``stream``, send the captured speech."""
-    return Event(BARGE_IN_REQUEST, {STREAM: stream})
+@dataclass(frozen=True, slots=True)
+class BargeInRequest:
+    """Take the speech over ``stream`` as a request; ``hold``: keep the answer.
+
+    ``hold`` False (the enrolled user): the answer is flushed first. True (the
+    gate was not sure whose voice): the answer stays paused while the peer
+    checks the request, which ends with ``voicestack-resume`` or a flush.
+    """
+
+    stream: str
+    hold: bool = False
 
 
-def parse_barge_in_request(event: Event) -> str:
-    """A ``voicestack-barge-in-request``: the stream the user interrupted."""
-    stream = event_data(event, BARGE_IN_REQUEST).get(STREAM)
+def barge_in_request_event(stream: str, *, hold: bool = False) -> Event:
+    """Send the captured speech over ``stream`` as a request (see BargeInRequest)."""
+    return Event(BARGE_IN_REQUEST, {STREAM: stream} | ({"hold": True} if hold else {}))
+
+
+def parse_barge_in_request(event: Event) -> BargeInRequest:
+    """A ``voicestack-barge-in-request``: the stream interrupted, held or not."""
+    data = event_data(event, BARGE_IN_REQUEST)
+    stream, hold = data.get(STREAM), data.get("hold", False)
     if not is_name(stream, MAX_STREAM_ID):
         raise ValueError(
             f"{BARGE_IN_REQUEST}: stream {stream!r:.40} is not a stream id"
         )
-    return stream
+    if not isinstance(hold, bool):
+        raise ValueError(  # noqa: TRY004 (a bad event: ValueError, as every parser)
+            f"{BARGE_IN_REQUEST}: hold {hold!r:.10} is not true or false"
+        )
+    return BargeInRequest(stream, hold)
 
 
 def enroll_event(enroll_id: str, max_s: float) -> Event:

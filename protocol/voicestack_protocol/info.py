@@ -23,12 +23,17 @@ class InfoBlock:
     sends: tuple[str, ...]
     accepts: tuple[str, ...]
     voiceprint: bool = False  # its voice gate can run (barge-in verdicts)
+    hold: bool = False  # it keeps an answer paused through a held request
 
 
-def info_block(satellite_id: str, voiceprint: bool = False) -> dict[str, object]:
+def info_block(
+    satellite_id: str, voiceprint: bool = False, *, hold: bool = False
+) -> dict[str, object]:
     """What ``info`` carries under ``INFO_KEY``: a stable id and the extensions.
 
-    ``voiceprint``: the voice gate can run (barge-in verdicts, enrollment).
+    ``voiceprint``: the voice gate can run (barge-in verdicts, enrollment);
+    ``hold``: a ``voicestack-barge-in-request`` with ``hold`` keeps the answer
+    paused (older satellites flush it, so a peer resumes "not sure" instead).
     """
     return {
         "id": satellite_id,
@@ -36,6 +41,7 @@ def info_block(satellite_id: str, voiceprint: bool = False) -> dict[str, object]
         "sends": list(SATELLITE_EVENTS),
         "accepts": list(PEER_EVENTS),
         "voiceprint": voiceprint,
+        "hold": hold,
     }
 
 
@@ -60,6 +66,7 @@ def parse_info(info_data: Mapping[str, Any] | None) -> InfoBlock | None:
         sends=_names(block.get("sends")),
         accepts=_names(block.get("accepts")),
         voiceprint=block.get("voiceprint") is True,
+        hold=block.get("hold") is True,
     )
 
 

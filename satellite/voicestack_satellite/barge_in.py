@@ -18,23 +18,25 @@ answer, the onset rule says (``speech_over.py``). Per window:
 4. **Obey.** ``voicestack-resume`` (someone else): the capture is dropped, the
    rest of that speech ignored until a silence; ``voicestack-flush``: dropped;
    ``voicestack-barge-in-request`` (the user): the answer is flushed, the
-   capture becomes a request. No answer in ``GIVE_UP_S``: flushed.
+   capture becomes a request; with ``hold`` (the gate was not sure) the answer
+   stays paused until the owner resumes or flushes it. No answer in
+   ``GIVE_UP_S``: flushed.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from enum import Enum
 import logging
 from typing import Final
 
 import numpy as np
 from wyoming.event import Event
 
-from voicestack_protocol import BargeInConfig, barge_in_event
+from voicestack_protocol import BargeInConfig, BargeInRequest, barge_in_event
 
 from .audio import RATE
+from .barge_in_phase import Phase, windows
 from .capture import Capture, VoiceStart
 from .gate_reports import verdict_event, voiceprint_rows
 from .player import Player
@@ -52,20 +54,6 @@ PAUSED_QUIET_S: Final = 0.4
 HOLD_QUIET_S: Final = 0.5  # after a resume: quiet that ends the voice let go by
 GATE_WINDOW_S: Final = 1.3  # speech the gate's verdict rests on
 GIVE_UP_S: Final = 15.0  # no answer from the owner this long after the pause
-
-
-def windows(seconds: float) -> int:
-    """How many 10 ms VAD windows ``seconds`` is."""
-    return max(1, round(seconds * RATE / WINDOW_SAMPLES))
-
-
-class Phase(Enum):
-    """Where a barge-in is."""
-
-    WATCH = "watch"  # listening for speech over an answer
-    PAUSED = "paused"  # paused on speech, not yet a barge-in
-    WAITING = "waiting"  # reported; capturing, waiting for the owner
-    HOLD = "hold"  # resumed over someone else: their speech goes by
 
 
 class BargeIn:
@@ -102,6 +90,7 @@ class BargeIn:
         self._reset_run()
         self._paused: tuple[str, str, int] | None = None  # player id, owner id, played
         self._since = 0  # mic sample of the report (WAITING)
+        self._held: tuple[str, int] | None = None  # player id, onset: a held request
         self._verdict: asyncio.Task[None] | None = None
 
     def _reset_run(self) -> None:
@@ -154,6 +143,10 @@ class BargeIn:
 
     def _step(self, speech: bool, at: int) -> None:
         """One 10 ms window starting at mic sample ``at``."""
+        if self._held is not None and at - self._held[1] >= GIVE_UP_S * RATE:
+            _LOGGER.warning("Held answer not resumed in %s s: flushing", GIVE_UP_S)
+            self._player.flush(only=self._held[0].__eq__)
+            self._held = None
         if speech:
             if self._onset is None:
                 self._onset = at
@@ -246,37 +239,45 @@ class BargeIn:
 
     def resumed(self) -> None:
         """``voicestack-resume``: someone else spoke; let their speech go by."""
+        self._held = None
         if self.phase in (Phase.PAUSED, Phase.WAITING):
             self._drop(Phase.HOLD)
             self._quiet = 0
 
     def stream_ended(self, player_id: str) -> None:
         """A stream ended (played, flushed): a barge-in of it is over."""
+        if self._held is not None and self._held[0] == player_id:
+            self._held = None
         if self._paused is not None and self._paused[0] == player_id:
             self._drop()
 
-    async def request(self, owner_id: str) -> None:
-        """``voicestack-barge-in-request``: the user spoke; the capture is a request."""
-        waiting = self._paused[1] if self._paused else None
-        if self.phase is not Phase.WAITING or waiting != owner_id:
-            _LOGGER.info("Barge-in request for stream %s: none waits", owner_id)
+    async def request(self, asked: BargeInRequest) -> None:
+        """``voicestack-barge-in-request``: the capture is a request (held or not)."""
+        paused = self._paused
+        if self.phase is not Phase.WAITING or not paused or paused[1] != asked.stream:
+            _LOGGER.info("Barge-in request for stream %s: none waits", asked.stream)
             return
         assert self._onset is not None
         audio, start = self._capture.for_request(), self._capture.start
         onset = self._onset
-        self.abandon(resume=False)
+        if asked.hold:  # the owner checks the request, then resumes or flushes
+            self._drop()
+            self._held = (paused[0], onset)
+        else:
+            self.abandon(resume=False)
         if not await self._start_request(audio, start, onset):
-            _LOGGER.warning("Barge-in request for stream %s could not start", owner_id)
+            _LOGGER.warning("Barge-in request for %s could not start", asked.stream)
 
     def abandon(self, *, resume: bool) -> None:
         """End whatever barge-in is going on: play on (``resume``) or flush."""
-        paused = self._paused
+        paused = self._paused[0] if self._paused else self._held and self._held[0]
         self._drop()
-        if paused is not None:
+        self._held = None
+        if paused:
             if resume:
                 self._player.resume()
             else:
-                self._player.flush(only=paused[0].__eq__)
+                self._player.flush(only=paused.__eq__)
 
     def _drop(self, phase: Phase = Phase.WATCH) -> None:
         """Forget the barge-in going on; go on in ``phase``."""

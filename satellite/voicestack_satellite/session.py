@@ -293,6 +293,6 @@ class Session:
         event = info.event()
         satellite_id = s.satellite_id or f"{uuid.getnode():012x}-{s.port}"
         event.data[protocol.INFO_KEY] = protocol.info_block(
-            satellite_id, voiceprint=self._enroller.gate_available
+            satellite_id, voiceprint=self._enroller.gate_available, hold=True
         )
         return event

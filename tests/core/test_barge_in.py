@@ -119,6 +119,84 @@ def test_the_enrolled_speaker_stops_the_answer_and_is_the_next_request() -> None
     )
 
 
+def test_unsure_keeps_the_answer_paused_and_a_command_stops_it() -> None:
+    run = Harness()
+    token = run.answer()
+    run.barge_in.pause(token, 17000)
+    run.clock.advance(1.4)
+
+    assert run.barge_in.verdict(token, Verdict.UNSURE)
+
+    check = run.records[-1]
+    assert (check.kind, check.reason, check.request) == (
+        Kind.CHECK,
+        Reason.UNSURE,
+        False,
+    )
+    assert run.barge_in.checking
+    assert not token.cancelled
+    # Whatever the satellite says meanwhile does not decide: the check does.
+    assert not run.barge_in.verdict(token, Verdict.OTHER)
+    run.clock.advance(1.6)
+    assert run.barge_in.checked(command=True)
+
+    stop = run.records[-1]
+    assert (stop.kind, stop.reason, stop.request) == (
+        Kind.STOP,
+        Reason.UNSURE_COMMAND,
+        True,
+    )
+    assert (stop.paused_at, stop.at) == (START, START + 3.0)
+    assert token.cancelled
+    assert not run.barge_in.checking
+    assert run.clock.pending == 0
+    assert not run.barge_in.checked(command=False)  # nothing waits any more
+    assert run.barge_in.counters == BargeInCounters(
+        pauses=1, checks=1, stops=1, stale_verdicts=1
+    )
+
+
+def test_unsure_and_no_command_resumes_at_the_sentence_within_the_limits() -> None:
+    run = Harness(max_resumes=1)
+    token = run.answer()
+    run.barge_in.pause(token, 17000)
+    run.barge_in.verdict(token, Verdict.UNSURE)
+
+    assert run.barge_in.checked(command=False)
+
+    resume = run.records[-1]
+    assert (resume.kind, resume.reason, resume.resume_from) == (
+        Kind.RESUME,
+        Reason.NOT_A_COMMAND,
+        16000,
+    )
+    assert not token.cancelled
+    assert not run.barge_in.waiting
+    # The resume counts against the answer's limits like anyone else's.
+    run.clock.advance(5.0)
+    run.barge_in.pause(token, 45000)
+    run.barge_in.verdict(token, Verdict.UNSURE)
+    run.barge_in.checked(command=False)
+    assert run.kinds()[-1] == (Kind.SILENCE, Reason.MAX_RESUMES)
+
+
+def test_a_check_that_never_ends_times_out_ten_seconds_after_the_verdict() -> None:
+    run = Harness()
+    token = run.answer()
+    run.barge_in.pause(token, 100)
+    run.clock.advance(1.0)
+    run.barge_in.verdict(token, Verdict.UNSURE)
+
+    run.clock.advance(9.999)
+    assert run.kinds()[-1] == (Kind.CHECK, Reason.UNSURE)
+    run.clock.advance(0.001)
+
+    assert run.kinds()[-1] == (Kind.TIMEOUT, Reason.NO_VERDICT)
+    assert run.records[-1].at == START + 11.0
+    assert token.cancelled
+    assert not run.barge_in.checking
+
+
 def test_no_verdict_times_out_at_exactly_ten_seconds() -> None:
     run = Harness()
     token = run.answer()

@@ -87,7 +87,7 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_barge_in_pauses",
     } <= ids
     # and the other announcement metrics and barge-in counters
-    assert len(ids) == 8 + 10 + 3 + 4 + 5
+    assert len(ids) == 8 + 10 + 3 + 4 + 6
     # What a user acts on is enabled; counters and latencies wait until enabled
     # (docs/integration.md counts them).
     enabled = {e.entity_id for e in entities if e.disabled_by is None}
@@ -110,7 +110,7 @@ async def test_device_entities_and_diagnostics(
         "sensor.test_satellite_follow_up",
     }
     disabled = [e.disabled_by for e in entities if e.disabled_by is not None]
-    assert disabled == [er.RegistryEntryDisabler.INTEGRATION] * 14
+    assert disabled == [er.RegistryEntryDisabler.INTEGRATION] * 15
     assert all(e.device_id == device.id for e in entities)
     assert diagnostics["entry"][CONF_HOST] == "**REDACTED**"
     assert diagnostics["entry"][CONF_PORT] == "**REDACTED**"  # where it listens

@@ -64,6 +64,19 @@ def test_a_config_the_satellite_would_refuse_is_not_built(
 
 def test_requests_and_enrollment() -> None:
     assert protocol.barge_in_request_event("ab-1").data == {"stream": "ab-1"}
+    held = protocol.barge_in_request_event("ab-1", hold=True)
+    assert held.data == {"stream": "ab-1", "hold": True}
+    assert protocol.parse_barge_in_request(held) == protocol.BargeInRequest(
+        "ab-1", hold=True
+    )
+    plain = protocol.parse_barge_in_request(protocol.barge_in_request_event("ab-1"))
+    assert plain.hold is False
+    for bad, message in (
+        ({"stream": "ab-1", "hold": "yes"}, "hold 'yes' is not true or false"),
+        ({"stream": ""}, "is not a stream id"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            protocol.parse_barge_in_request(Event(protocol.BARGE_IN_REQUEST, bad))
     assert protocol.enroll_event("e1", 8.0).data == {"id": "e1", "max_s": 8.0}
     with pytest.raises(ValueError, match=r"max_s 0\.5 is not 1 to 30 s"):
         protocol.enroll_event("e1", 0.5)
@@ -209,3 +222,7 @@ def test_the_info_block_says_whether_the_gate_can_run() -> None:
     assert with_gate.voiceprint is True
     odd = protocol.parse_info({"voicestack": {**block, "voiceprint": "yes"}})
     assert odd.voiceprint is False
+    # An older satellite says nothing of holding: "not sure" resumes there.
+    assert protocol.parse_info({"voicestack": block}).hold is False
+    holds = protocol.info_block("sat", True, hold=True)
+    assert protocol.parse_info({"voicestack": holds}).hold is True

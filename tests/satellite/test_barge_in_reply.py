@@ -68,3 +68,45 @@ async def test_the_reply_after_a_flushed_verdict_is_heard(tmp_path: Path) -> Non
 
     assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
     assert "first sentence" not in heard
+
+
+async def _held_request(home: Home) -> None:
+    """The user speaks over the answer; the owner takes it as a held request."""
+    await play_answer(home)
+    await asyncio.sleep(2.0)
+    home.room.say_now(speech.speak(REQUEST))
+    await read_until(home.owner, protocol.BARGE_IN, 5)
+    await home.owner.write_event(protocol.barge_in_request_event("s1", hold=True))
+    _, before = await read_until(home.owner, "audio-stop", 10)  # the request
+    # Held: the answer was neither flushed nor played on while it streamed.
+    assert not [e for e in before if e.type == "played"], before
+
+
+async def test_a_held_answer_plays_on_from_the_sentence_after_a_resume(
+    tmp_path: Path,
+) -> None:
+    """The gate was not sure and the speech was no command: the answer goes on."""
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await _held_request(home)
+        resumed = asyncio.get_running_loop().time()
+        await home.owner.write_event(protocol.resume_event(0))
+        heard = await _heard(home, "s1", resumed)
+        sent = await play_answer(home, "s2", text=REPLY)  # and the next answer plays
+        after = await _heard(home, "s2", sent)
+
+    assert heard.startswith("the first sentence"), heard
+    assert "all there is to say today" in heard, heard
+    assert re.fullmatch(r"\s*turned on the fan\.\s*", after), after
+
+
+async def test_a_held_answer_flushed_lets_the_reply_be_heard(tmp_path: Path) -> None:
+    """The gate was not sure and the speech was a command: the reply is heard."""
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await _held_request(home)
+        await home.owner.write_event(protocol.flush_event())
+        flushed, _ = await read_until(home.owner, "played", 5)
+        sent = await play_answer(home, "s2", text=REPLY)
+        heard = await _heard(home, "s2", sent)
+
+    assert flushed.data == {"stream": "s1", "state": "flushed"}
+    assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard

@@ -84,6 +84,7 @@ class _Paused:
     played: int
     rate: int
     voice: VoiceReport | None = None  # the gate's verdict, with its explanation
+    held: bool = False  # its speech went on as a held request (CHECK)
 
 
 class BargeInControl:
@@ -273,9 +274,26 @@ class BargeInControl:
             self._core.counters.stale_verdicts += 1
             return
         paused.voice = report
-        # "unsure" (issue 28's middle band) resumes, as "other" does.
-        verdict = Verdict.ENROLLED if report.person is not None else Verdict.OTHER
-        self._core.verdict(token, verdict)
+        self._core.verdict(token, self._verdict_of(report))
+
+    def _verdict_of(self, report: VoiceReport) -> Verdict:
+        """The gate's verdict; "not sure" only where the answer can be held."""
+        if report.person is not None:
+            return Verdict.ENROLLED
+        block = self._hub.identity.voicestack
+        if report.verdict == Verdict.UNSURE and block is not None and block.hold:
+            return Verdict.UNSURE
+        return Verdict.OTHER  # an older satellite flushes a held request: resume
+
+    @property
+    def checking(self) -> bool:
+        """A paused answer waits for ``checked``: the request said over it."""
+        return self._core.checking
+
+    @callback
+    def checked(self, command: bool) -> None:
+        """The held request is a ``command`` (the answer stops) or not (resumes)."""
+        self._core.checked(command)
 
     def _unplaceable(self, stream: str) -> None:
         """A pause no response of ours can take: flush it, or it stays paused."""
@@ -294,12 +312,16 @@ class BargeInControl:
                 replay = (paused.played - record.resume_from) / paused.rate
                 self._hub.speaker.extend(record.at - record.paused_at + replay)
                 self._hub.send_soon(resume_event(record.resume_from))
-            elif record.kind is BargeInKind.STOP and record.request:
+            elif record.kind is BargeInKind.CHECK:
+                self._hub.send_soon(barge_in_request_event(paused.stream, hold=True))
+            elif record.kind is BargeInKind.STOP and record.request and not paused.held:
                 self._hub.send_soon(barge_in_request_event(paused.stream))
             elif record.kind is not BargeInKind.PAUSE:
                 self._hub.send_soon(flush_event())
         self._fire(record, paused)
-        if record.kind is not BargeInKind.PAUSE:
+        if record.kind is BargeInKind.CHECK and paused is not None:
+            paused.held = True
+        elif record.kind is not BargeInKind.PAUSE:
             self._paused = None
         self._notify()
 

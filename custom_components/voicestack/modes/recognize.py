@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from hassil.recognize import RecognizeResult
 from homeassistant.components import conversation
 from homeassistant.components.conversation.default_agent import DefaultAgent
 from homeassistant.components.homeassistant.exposed_entities import (
@@ -77,11 +78,19 @@ class EntityResolver:
             )
         return known
 
-    async def __call__(self, text: str) -> Sequence[Touched]:
-        """The entities ``text`` would act on (empty: none recognized)."""
+    async def is_command(self, text: str) -> bool:
+        """Whether the default agent recognizes ``text`` as a command for this home.
+
+        Used when the voice gate was not sure who spoke over an answer: a
+        sentence the home understands is taken as the user's request.
+        """
+        return await self._recognize(text) is not None
+
+    async def _recognize(self, text: str) -> RecognizeResult | None:
+        """The default agent's intent and slots for ``text``; None: unrecognized."""
         agent = conversation.async_get_agent(self.hass)
         if not isinstance(agent, DefaultAgent):
-            return ()
+            return None
         user_input = conversation.ConversationInput(
             text=text,
             context=Context(),
@@ -92,7 +101,12 @@ class EntityResolver:
             agent_id=conversation.HOME_ASSISTANT_AGENT,
         )
         result = await agent.async_recognize_intent(user_input)
-        if result is None or result.unmatched_entities:
+        return None if result is None or result.unmatched_entities else result
+
+    async def __call__(self, text: str) -> Sequence[Touched]:
+        """The entities ``text`` would act on (empty: none recognized)."""
+        result = await self._recognize(text)
+        if result is None:
             return ()
         slots = {name: entity.value for name, entity in result.entities.items()}
         constraints = intent.MatchTargetsConstraints(

@@ -182,7 +182,7 @@ class VoiceModes:
 
     def _hooks(self) -> Hooks:
         device = self.device
-        resolver = EntityResolver(
+        resolver = self.resolver = EntityResolver(
             self.hass,
             device.language,
             device.device_id,

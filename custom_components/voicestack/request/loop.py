@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 import logging
 from typing import Any, Protocol
 
@@ -111,6 +111,14 @@ class SatellitePort(Protocol):
         """The request is over (nothing more will be said)."""
 
 
+@dataclass(frozen=True, slots=True)
+class HeldAnswer:
+    """An answer paused, with the turn that says it, while a request is checked."""
+
+    turn: Turn | None
+    task: asyncio.Task[None] | None  # None: no turn of ours says it
+
+
 class VoiceLoop:
     """Runs one turn at a time for one satellite."""
 
@@ -152,10 +160,12 @@ class VoiceLoop:
     def on_run_pipeline(self, run: RunPipeline) -> None:
         """A wake word (or listen-now) started a request: run it."""
         woken = run.wake_word_name is not None or run.start_stage is WyomingStage.WAKE
-        if not woken and self._wants_fragments():
+        held = self._held_answer()
+        if held is None and not woken and self._wants_fragments():
             self._start_fragment()
             return
-        self.cancel()
+        if held is None or held.task is None:
+            self.cancel()
         turn = self._turn = Turn(
             self.clock, self._audio_limit, wake_word=run.wake_word_name, woken=woken
         )
@@ -176,7 +186,7 @@ class VoiceLoop:
         self.modes.router.hold_timer()
         self._task = self.hub.entry.async_create_background_task(
             self.hass,
-            self._run(run, turn),
+            self._run(run, turn, held),
             f"voicestack {self.hub.satellite_id} request",
         )
         self.recorder.follow(turn, self._task)
@@ -319,7 +329,19 @@ class VoiceLoop:
         self.recorder.ended_by(self._turn, EndOfSpeech.MAX_LENGTH)
         self._send(VoiceStopped().event())
 
-    async def _run(self, run: RunPipeline, turn: Turn) -> None:
+    def _held_answer(self) -> HeldAnswer | None:
+        """The answer a request now starting was said over, if it is held.
+
+        The voice gate was not sure whose voice it was: the answer stays
+        paused, and its turn (if a turn of ours says it) runs on, until this
+        request is checked.
+        """
+        if not self.speech.barge_in.checking:
+            return None
+        task = self._task if self._task is not None and not self._task.done() else None
+        return HeldAnswer(self._turn if task else None, task)
+
+    async def _run(self, run: RunPipeline, turn: Turn, held: HeldAnswer | None) -> None:
         # HA's own pipeline readies the agent while STT listens; ours stops after
         # STT, so do the same here (a cold agent costs up to a second otherwise).
         pipeline = self.hub.pipeline()
@@ -332,6 +354,8 @@ class VoiceLoop:
         )
         try:
             await self._speech_to_text(run, turn)
+            if held is not None and not await self._settle(turn, held):
+                return
             if self.satellite.question_pending:
                 # The answer to ``ask_question`` went to its caller (HA's base
                 # class took it from the STT result), not to the router.
@@ -356,8 +380,45 @@ class VoiceLoop:
             self.satellite.tts_response_finished()
         finally:
             turn.end()  # nothing reads its audio any more: drop what still comes
-            self.hub.set_assist_in_progress(False)
+            if self._task is asyncio.current_task():  # not replaced, not handed back
+                self.hub.set_assist_in_progress(False)
             self.modes.router.resume_timer()
+
+    async def _settle(self, turn: Turn, held: HeldAnswer) -> bool:
+        """Whether the request said over the ``held`` answer goes on.
+
+        A command for this home (or a stop phrase) is the user's: the answer is
+        flushed and the request goes on. Anything else (the TV, a remark) is
+        not: the answer plays on from its sentence, and its turn is the
+        running one again.
+        """
+        text = turn.transcript or ""
+        command = (
+            bool(text)
+            and not emptiness(text, turn.speech_heard)
+            and (
+                self.follow_up.is_stop(text)
+                or await self.modes.resolver.is_command(text)
+            )
+        )
+        self.speech.barge_in.checked(command)
+        _LOGGER.debug(
+            "%s: %r over a held answer, command: %s",
+            self.hub.entry.title,
+            text,
+            command,
+        )
+        if command:
+            if held.task is not None:  # the answer was flushed: its turn is over
+                held.task.cancel()
+                await asyncio.wait([held.task])
+            self.hub.set_assist_in_progress(True)
+            return True
+        self.recorder.note(turn, Outcome.RESUMED)
+        self.events.unrouted(turn, "resumed", "not sure whose voice, and no command")
+        self._turn, self._task = held.turn, held.task
+        self.satellite.set_state(AssistSatelliteState.RESPONDING)
+        return False
 
     def _speculate(self, run: RunPipeline) -> Speculation | None:
         """A speculation for this request, if it may have one.

@@ -223,7 +223,7 @@ class SpeechOutput:
         """
         self._hass = hass
         self._hub = hub
-        self._barge_in = barge_in
+        self.barge_in = barge_in
         self._subscribers = Subscribers[Callable[[Speaking], None]]()
 
     @callback
@@ -275,14 +275,14 @@ class SpeechOutput:
             self._hass, self._hub.pipeline(), sentences, self._hub.tts_voice
         )
         parts = speech if preamble is None else after_preamble(preamble, speech)
-        interruptible = response and self._barge_in.enabled
+        interruptible = response and self.barge_in.enabled
         if interruptible:
-            parts = self._barge_in.respond(text, parts)
+            parts = self.barge_in.respond(text, parts)
         try:
             playback = await self._hub.speaker.play(parts, interruptible=interruptible)
         finally:
             if interruptible:
-                self._barge_in.response_over()
+                self.barge_in.response_over()
             self._tell(Speaking.FINISHED)
         _LOGGER.debug(
             "%s: said %d sentence(s), %.1f s, %s",

@@ -64,6 +64,7 @@ class Verdict(StrEnum):
     """What the voice gate says of the voice that interrupted."""
 
     ENROLLED = "enrolled"  # a person enrolled in this home: the user
+    UNSURE = "unsure"  # close to an enrolled voice: a command decides
     OTHER = "other"  # anyone else, or the TV
 
 
@@ -71,6 +72,7 @@ class BargeInKind(StrEnum):
     """What happened; the glue fires one ``voicestack_barge_in`` event for each."""
 
     PAUSE = "pause"  # the satellite paused on speech; a verdict is awaited
+    CHECK = "check"  # not sure whose voice: kept paused while the speech is checked
     RESUME = "resume"  # play again from ``resume_from``
     STOP = "stop"  # flush; the speech is the next request if ``request``
     SILENCE = "silence"  # flush: a limit was reached, the answer stays silent
@@ -84,6 +86,9 @@ class Reason(StrEnum):
     ENROLLED = "enrolled"  # stop: the enrolled user spoke
     GATE_OFF = "gate_off"  # stop: no one enrolled, every barge-in is the user
     OTHER_SPEAKER = "other_speaker"  # resume: someone else, or the TV
+    UNSURE = "unsure"  # check: the gate was not sure; is the speech a command?
+    UNSURE_COMMAND = "unsure_command"  # stop: not sure whose, but a command
+    NOT_A_COMMAND = "not_a_command"  # resume: not sure whose, and no command
     NOTHING_LEFT = "nothing_left"  # stop: not the user, and all had been played
     MAX_RESUMES = "max_resumes"  # silence: the answer resumed as often as allowed
     TOO_SOON = "too_soon"  # silence: within the floor after the last resume
@@ -91,7 +96,9 @@ class Reason(StrEnum):
 
 
 # What the user said: the captured speech goes on as the next request.
-REQUEST_REASONS: Final = frozenset({Reason.ENROLLED, Reason.GATE_OFF})
+REQUEST_REASONS: Final = frozenset(
+    {Reason.ENROLLED, Reason.GATE_OFF, Reason.UNSURE_COMMAND}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +125,7 @@ class BargeInCounters:
     """Totals since start, for diagnostics and metrics."""
 
     pauses: int = 0
+    checks: int = 0  # not sure whose voice: the speech checked for a command
     resumes: int = 0
     stops: int = 0
     silences: int = 0
@@ -134,6 +142,7 @@ class BargeInCounters:
 
 _COUNTED: Final = {
     BargeInKind.PAUSE: "pauses",
+    BargeInKind.CHECK: "checks",
     BargeInKind.RESUME: "resumes",
     BargeInKind.STOP: "stops",
     BargeInKind.SILENCE: "silences",

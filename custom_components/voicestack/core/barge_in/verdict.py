@@ -11,8 +11,14 @@ clock, once per pause:
   all been played, or SILENCE past the limits (core/barge_in_policy: at most 3
   resumes per answer, at least 2 s apart; a resume refused by either flushes
   the rest of the answer, so a podcast cannot keep it going);
-- no verdict within 10 s: TIMEOUT, flushed (nobody said it was the user, so the
-  speech is no request).
+- not sure (``Verdict.UNSURE``, a score just under the threshold): CHECK, the
+  answer stays paused while the speech goes on as a request held for
+  ``checked``: a command for this home is the user's (STOP, reason
+  ``unsure_command``; the request goes on), anything else resumes as for
+  another voice (reason ``not_a_command``). Whichever costs least: a command
+  misses nothing, the TV's chatter costs a pause of a second or two;
+- no verdict (or no check) within 10 s: TIMEOUT, flushed (nobody said it was
+  the user, so the speech is no request).
 
 **With no one enrolled the gate is off** (``gate()`` is False at the pause):
 every barge-in is STOP at once, reason ``gate_off``, and the speech is the next
@@ -61,6 +67,7 @@ class _Pause:
     offset: int
     at: float
     timer: Cancellable | None = None
+    checking: bool = False  # unsure: its speech is being checked for a command
 
 
 @dataclass(slots=True)
@@ -160,9 +167,7 @@ class BargeIn:
         response.pause = pause
         gate_on = self._gate()
         if gate_on:
-            pause.timer = self._clock.call_later(
-                self.limits.verdict_timeout_s, lambda: self._timed_out(response, pause)
-            )
+            self._time(response, pause)
         self._report(response, pause, BargeInKind.PAUSE, Reason.SPEECH)
         if not gate_on:
             self._close(response, pause, BargeInKind.STOP, Reason.GATE_OFF)
@@ -178,7 +183,7 @@ class BargeIn:
         verdict = Verdict(verdict)
         response = self._live(token)
         pause = response.pause if response else None
-        if response is None or pause is None:
+        if response is None or pause is None or pause.checking:
             self.counters.stale_verdicts += 1
             _LOGGER.debug("Barge-in: verdict %s for %r ignored", verdict, token)
             return False
@@ -186,7 +191,41 @@ class BargeIn:
             pause.timer.cancel()
         if verdict is Verdict.ENROLLED:
             self._close(response, pause, BargeInKind.STOP, Reason.ENROLLED)
-        elif pause.point is None:
+        elif verdict is Verdict.UNSURE:
+            pause.checking = True
+            self._time(response, pause)
+            self._report(response, pause, BargeInKind.CHECK, Reason.UNSURE)
+        else:
+            self._resume_or_end(response, pause, Reason.OTHER_SPEAKER)
+        return True
+
+    @property
+    def checking(self) -> bool:
+        """Whether a paused answer waits for ``checked`` (the verdict was unsure)."""
+        pause = self._response.pause if self._response else None
+        return self.waiting and pause is not None and pause.checking
+
+    def checked(self, command: bool) -> bool:
+        """The held request was checked: a ``command`` stops, else resumes.
+
+        False, and nothing done, when no check waits (it timed out, a new
+        answer replaced the one paused).
+        """
+        response = self._response
+        if not self.checking or response is None or response.pause is None:
+            return False
+        pause = response.pause
+        if pause.timer is not None:
+            pause.timer.cancel()
+        if command:
+            self._close(response, pause, BargeInKind.STOP, Reason.UNSURE_COMMAND)
+        else:
+            self._resume_or_end(response, pause, Reason.NOT_A_COMMAND)
+        return True
+
+    def _resume_or_end(self, response: _Response, pause: _Pause, why: Reason) -> None:
+        """Not the user: resume at the sentence, or end it past the limits."""
+        if pause.point is None:
             self._close(response, pause, BargeInKind.STOP, Reason.NOTHING_LEFT)
         elif response.resumes >= self.limits.max_resumes:
             self._close(response, pause, BargeInKind.SILENCE, Reason.MAX_RESUMES)
@@ -197,13 +236,8 @@ class BargeIn:
             response.resumes += 1
             response.last_resume_at = self._clock.now()
             self._report(
-                response,
-                pause,
-                BargeInKind.RESUME,
-                Reason.OTHER_SPEAKER,
-                resume_from=pause.point.start,
+                response, pause, BargeInKind.RESUME, why, resume_from=pause.point.start
             )
-        return True
 
     def heard(self, token: ResponseToken) -> str | None:
         """The response text said before ``token``'s pause that waits or ended it.
@@ -243,6 +277,12 @@ class BargeIn:
         last = response.last_resume_at
         return last is not None and (
             self._clock.now() < last + self.limits.min_resume_gap_s
+        )
+
+    def _time(self, response: _Response, pause: _Pause) -> None:
+        """Time out ``pause`` (its verdict, or its check) after the limit."""
+        pause.timer = self._clock.call_later(
+            self.limits.verdict_timeout_s, lambda: self._timed_out(response, pause)
         )
 
     def _timed_out(self, response: _Response, pause: _Pause) -> None:

@@ -76,6 +76,7 @@ class Outcome(StrEnum):
     BUFFERED = "buffered"  # a fragment held after an action
     STOPPED = "stopped"  # a stop phrase ended the session
     QUESTION = "question"  # the answer to ``ask_question`` (its caller's)
+    RESUMED = "resumed"  # said over an answer, no command: the answer played on
     FAILED = "failed"  # an engine or the agent failed
     CANCELLED = "cancelled"  # a new request, a lost link, an unload
 
