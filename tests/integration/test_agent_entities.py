@@ -226,3 +226,41 @@ async def test_unload_leaves_the_entities_unavailable(
     assert len(ids) == 4  # select and gathered text, per device
     assert {hass.states.get(i).state for i in ids} == {STATE_UNAVAILABLE}
     assert runtime.devices == {}
+
+
+async def test_after_a_reload_the_select_works_before_the_device_asks(
+    hass: HomeAssistant, agent: Agent, config_dir: Path
+) -> None:
+    await agent.say("start dictation")
+    mode = entities_of(hass, TEXT_KEY)["mode"].entity_id
+
+    assert await hass.config_entries.async_reload(entry_id(hass))
+    await hass.async_block_till_done()
+    reloaded = hass.states.get(mode).state
+    await select(hass, mode, "dictation")
+    dictated = await agent.say("turn on the kitchen light")
+    await agent.say("end dictation")
+
+    assert reloaded == "wake_word"  # the old router's frames closed with it
+    assert dictated[1] is True
+    assert hass.states.get(LIGHT).state == STATE_OFF
+    notes = (config_dir / "voicestack" / "notes.txt").read_text()
+    assert notes.splitlines()[-1].endswith("turn on the kitchen light")
+
+
+async def test_a_removed_device_takes_its_entities_along(
+    hass: HomeAssistant, agent: Agent, voice_pe: dr.DeviceEntry
+) -> None:
+    await converse(hass, agent, "start dictation", voice_pe.id)
+    ids = [e.entity_id for e in entities_of(hass, voice_pe.id).values()]
+
+    dr.async_get(hass).async_remove_device(voice_pe.id)
+    await hass.async_block_till_done()
+    await converse(hass, agent, "turn off the kitchen light", voice_pe.id)
+    runtime = hass.config_entries.async_entries(DOMAIN)[0].runtime_data
+
+    assert len(ids) == 4
+    assert entities_of(hass, voice_pe.id) == {}
+    assert [hass.states.get(i) for i in ids] == [None] * 4
+    # Its modes go on without entities: the words were dictated.
+    assert runtime.get(voice_pe.id).modes.router.state().gathered_chars > 0

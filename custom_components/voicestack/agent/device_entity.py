@@ -11,8 +11,13 @@ device (a satellite entity without a device, an id an API caller made up) gets
 none: every assist satellite Home Assistant ships has a device, and a device
 made per unknown id would collect junk devices. Its modes work all the same.
 
-An entity is available while its device has a router: not after the router
+An entity on another integration's device is removed with that device (Home
+Assistant would keep it, without a device). An entity is available while its device has a
+router: not after the router
 closed to make room for another device (``MAX_DEVICES``), until it asks again.
+When the entry loads (a restart, a reload after new options), each device that
+had entities gets a fresh router at once (``known_keys``): its select shows,
+and sets, the mode its next request meets before it has asked.
 """
 
 from __future__ import annotations
@@ -51,6 +56,22 @@ def placement(hass: HomeAssistant, entry_id: str, key: str) -> Placement | None:
     return None if device is None else Placement(device=device)
 
 
+def unique_id(entry_id: str, key: str, description_key: str) -> str:
+    """``<entry>-<key>-<description key>`` (description keys have no ``-``)."""
+    return f"{entry_id}-{key}-{description_key}"
+
+
+def known_keys(hass: HomeAssistant, entry_id: str) -> list[str]:
+    """The device keys that had a mode select in this entry (the registry keeps it)."""
+    keys = []
+    for registered in er.async_entries_for_config_entry(er.async_get(hass), entry_id):
+        rest = registered.unique_id.removeprefix(f"{entry_id}-")
+        key, _, description_key = rest.rpartition("-")
+        if registered.domain == "select" and description_key == "mode" and key:
+            keys.append(key)
+    return keys
+
+
 @callback
 def async_add_device_entities(
     runtime: AgentRuntime,
@@ -76,14 +97,15 @@ class AgentDeviceEntity(Entity):
     _attr_should_poll = False
 
     def __init__(self, runtime: AgentRuntime, key: str, placed: Placement) -> None:
-        """Unique id ``<entry>-<key>-<description key>``."""
+        """Keyed on the entry, the device key and the description."""
         self.runtime = runtime
         self.key = key
-        self._attr_unique_id = (
-            f"{runtime.entry.entry_id}-{key}-{self.entity_description.key}"
+        self._attr_unique_id = unique_id(
+            runtime.entry.entry_id, key, self.entity_description.key
         )
         self.device_entry = placed.device
         self._attr_device_info = placed.info
+        self._placed_on_device = placed.device is not None
 
     @property
     def found(self) -> DeviceModes | None:
@@ -101,6 +123,26 @@ class AgentDeviceEntity(Entity):
         entities = self.runtime.entities
         self.async_on_remove(entities.async_listen(self.key, self._changed))
         self.async_on_remove(lambda: entities.forget(self.key))
+
+    @callback
+    def async_registry_entry_updated(self) -> None:
+        """Its device was removed: Home Assistant keeps the entity without one.
+
+        The key's entities go then (the disabled ones too), once Home Assistant
+        is done updating them all.
+        """
+        registered = self.registry_entry
+        if self._placed_on_device and registered and registered.device_id is None:
+            self.hass.loop.call_soon(self._remove_key_entities)
+
+    @callback
+    def _remove_key_entities(self) -> None:
+        registry = er.async_get(self.hass)
+        entry_id = self.runtime.entry.entry_id
+        prefix = unique_id(entry_id, self.key, "")
+        for registered in er.async_entries_for_config_entry(registry, entry_id):
+            if registered.unique_id.startswith(prefix):
+                registry.async_remove(registered.entity_id)
 
     @callback
     def _changed(self) -> None:

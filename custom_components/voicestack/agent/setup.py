@@ -1,7 +1,10 @@
 """Loading and unloading an agent entry (``__init__.py`` hands agent entries here).
 
 An agent entry has no satellite to reach: it loads at once, with its deferred
-queue, a router per device as devices ask, and its one ``conversation`` entity.
+queue, a router per device as devices ask (and at once for the devices that
+had entities, ``device_entity.py``), its one ``conversation`` entity and the
+devices' selects and sensors.
+
 Any change of its options (the wrapped agent, the router's) reloads it, which
 closes every device's frames without submitting.
 """
@@ -14,6 +17,8 @@ from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
 from ..deferred_queue import DeferredQueueStore
+from .config import CONF_WRAPPED_AGENT
+from .device_entity import known_keys
 from .entity import AgentConfigEntry
 from .runtime import AgentRuntime
 
@@ -21,11 +26,13 @@ AGENT_PLATFORMS: Final = [Platform.CONVERSATION, Platform.SELECT, Platform.SENSO
 
 
 async def async_setup_agent_entry(hass: HomeAssistant, entry: AgentConfigEntry) -> bool:
-    """The runtime, then the entity."""
+    """The runtime (with the known devices' routers), then the entities."""
     queue = DeferredQueueStore(hass, entry.entry_id, lambda: None)
     await queue.async_load()
     runtime = AgentRuntime(hass, entry, queue)
     entry.runtime_data = runtime
+    for key in known_keys(hass, entry.entry_id):  # their selects work at once
+        runtime.device(key, entry.options[CONF_WRAPPED_AGENT])
     entry.async_on_unload(runtime.close)
     entry.async_on_unload(entry.add_update_listener(_options_updated))
     await hass.config_entries.async_forward_entry_setups(entry, AGENT_PLATFORMS)
