@@ -165,6 +165,28 @@ async def test_a_voice_pe_shows_its_modes_on_its_own_device_page(
     assert entities_of(hass, TEXT_KEY) == {}  # the text clients never asked
 
 
+async def test_a_satellite_named_without_its_device_shows_them_on_its_device(
+    hass: HomeAssistant, agent: Agent, voice_pe: dr.DeviceEntry
+) -> None:
+    """A caller that passes only the satellite entity (``satellite_id``)."""
+    satellite = er.async_get(hass).async_get_or_create(
+        "assist_satellite", "esphome", "kitchen-voice-pe", device_id=voice_pe.id
+    )
+    result = await conversation.async_converse(
+        hass,
+        "start dictation",
+        None,
+        Context(),
+        agent_id=agent.entity_id,
+        satellite_id=satellite.entity_id,
+    )
+
+    assert result.response.speech["plain"]["speech"] == REPLIES.dictation_started
+    mode = entities_of(hass, satellite.entity_id)["mode"]
+    assert mode.device_id == voice_pe.id
+    assert hass.states.get(mode.entity_id).state == "dictation"
+
+
 async def test_the_select_refuses_confirm(hass: HomeAssistant, agent: Agent) -> None:
     await agent.say("turn on the kitchen light")
     mode = entities_of(hass, TEXT_KEY)["mode"]
