@@ -60,5 +60,5 @@ class DeviceEntities:
 
     @callback
     def forget(self, key: str) -> None:
-        """``key``'s entities were removed (its device was): add them again if it asks."""
+        """``key``'s entities were removed with its device: made again if it asks."""
         self._made.discard(key)

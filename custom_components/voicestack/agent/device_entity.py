@@ -118,11 +118,10 @@ class AgentDeviceEntity(Entity):
         return self.found is not None
 
     async def async_added_to_hass(self) -> None:
-        """Follow the device's router; added again if the device comes back."""
+        """Follow the device's router."""
         await super().async_added_to_hass()
         entities = self.runtime.entities
         self.async_on_remove(entities.async_listen(self.key, self._changed))
-        self.async_on_remove(lambda: entities.forget(self.key))
 
     @callback
     def async_registry_entry_updated(self) -> None:
@@ -137,6 +136,7 @@ class AgentDeviceEntity(Entity):
 
     @callback
     def _remove_key_entities(self) -> None:
+        self.runtime.entities.forget(self.key)
         registry = er.async_get(self.hass)
         entry_id = self.runtime.entry.entry_id
         prefix = unique_id(entry_id, self.key, "")
