@@ -5,19 +5,19 @@ its entities on that device's page, through ``Entity.device_entry``: Home
 Assistant core's way to put a helper's entity on another integration's device
 (the device keeps its own config entry; a ``device_info`` with that device's
 identifiers is deprecated in 2026.11 and would add our entry to it). The
-``text`` key (requests that name no device: the companion app's typed Assist,
-the API) shows them on the agent's own device. A key that names no registered
-device (a satellite entity without a device, an id an API caller made up) gets
-none: every assist satellite Home Assistant ships has a device, and a device
-made per unknown id would collect junk devices. Its modes work all the same.
+``text`` key (requests that name no device: typed Assist, the API) shows them
+on the agent's own device. A key that names no registered device (a satellite
+entity without a device, an id an API caller made up) gets none: every assist
+satellite Home Assistant ships has a device, and a device made per unknown id
+would collect junk devices. Its modes work all the same.
 
 An entity on another integration's device is removed with that device (Home
-Assistant would keep it, without a device). An entity is available while its device has a
-router: not after the router
-closed to make room for another device (``MAX_DEVICES``), until it asks again.
-When the entry loads (a restart, a reload after new options), each device that
-had entities gets a fresh router at once (``known_keys``): its select shows,
-and sets, the mode its next request meets before it has asked.
+Assistant would keep it, without a device). An entity is available while its
+device has a router: not after the router closed to make room for another
+device (``MAX_DEVICES``), until it asks again. When the entry loads (a restart,
+a reload after new options), each device that had entities gets a fresh router
+at once (``known_keys``): its select shows, and sets, the mode its next request
+meets before it has asked.
 """
 
 from __future__ import annotations
