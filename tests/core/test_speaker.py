@@ -214,6 +214,30 @@ async def test_a_failing_producer_closes_the_stream_and_frees_the_speaker() -> N
     assert (await follow).outcome == "played"
 
 
+@pytest.mark.parametrize(
+    ("confirmed", "outcome"), [("flushed", "flushed"), (None, "stopped")]
+)
+async def test_a_cancelled_playback_says_how_it_ended(
+    confirmed: str | None, outcome: str
+) -> None:
+    """A barge-in's request cancels its answer: flushed, not left pending."""
+    link = RecordingLink()
+    speaker = Speaker(link.send, link.supports, stop_grace_s=0.05)
+    task = asyncio.create_task(speaker.play(parts(("One.", pcm(0.1)))))
+    await until_sent(link, "audio-stop")
+    playback = speaker.last
+    assert playback is not None
+    task.cancel()
+    await until_sent(link, "voicestack-flush")
+    if confirmed:
+        speaker.played(link.streams()[0], confirmed)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert playback.outcome == outcome
+    assert not speaker.busy
+
+
 async def until_sent(link: RecordingLink, event_type: str, count: int = 1) -> None:
     while link.types().count(event_type) < count:
         await asyncio.sleep(0)

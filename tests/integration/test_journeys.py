@@ -269,6 +269,26 @@ async def dictation(house: House) -> None:
     assert similarity(written, note) >= 0.8, written
 
 
+async def the_users_barge_in(house: House) -> None:
+    records = len(house.barge_ins)
+    playback = await ask_for_the_report(house, USER)
+    await into_the_answer(house, playback, 4.0)
+    await house.say(USER, "Turn on the fan.")
+    await wait_for(
+        lambda: house.hass.states.get(FAN).state == STATE_ON,
+        STEP_TIMEOUT_S,
+        "the fan on",
+    )
+    turned_on = house.now()  # before the reply: it is said after the action
+    await house.settled()
+
+    # The gate takes joe (enrolled), or is not sure and the speech is a command.
+    verdicts = house.verdicts(records)
+    assert verdicts[-1] in {("stop", "enrolled"), ("stop", "unsure_command")}, verdicts
+    assert playback.outcome is PlaybackOutcome.FLUSHED
+    await house.heard(["Turned on the switch."], since=turned_on)
+
+
 async def another_voice_over_the_answer(house: House) -> None:
     records = len(house.barge_ins)
     playback = await ask_for_the_report(house, Person("joe", rate=1.25))
@@ -279,7 +299,12 @@ async def another_voice_over_the_answer(house: House) -> None:
     )
     await house.settled()
 
-    assert house.verdicts(records) == [("pause", "speech"), ("resume", "other_speaker")]
+    verdicts = house.verdicts(records)
+    # Another voice, or not sure whose and no command: the answer resumes.
+    assert verdicts in (
+        [("pause", "speech"), ("resume", "other_speaker")],
+        [("pause", "speech"), ("check", "unsure"), ("resume", "not_a_command")],
+    ), verdicts
     resumed_at, resume = house.barge_ins[-1]
     # From the resume on: the interrupted sentence from its start, once, and
     # every word of the rest.
@@ -347,14 +372,7 @@ JOURNEYS: tuple[Callable[[House], Awaitable[None]], ...] = (
     a_follow_on_after_an_action_to_the_turn_limit,
     a_confirmation,
     dictation,
-    # An enrolled user's barge-in (request done, reply heard) is left out: the
-    # voice gate takes the enrolled user over the answer for another voice in
-    # both rooms, so the answer resumes and the request is lost. Measured on
-    # 46b1305, "Turn on the fan." 4 s into the house report: raw cosine 0.67
-    # and 0.65 (joe, quiet), 0.58 and 0.61 (joe, hard), 0.63 to 0.65 (flite
-    # kal, quiet; one phrase or the three defaults enrolled in the room), all
-    # under the 0.70 threshold (satellite/voicestack_satellite/voice_gate.py);
-    # in the simple room (test_barge_in.py) joe scores 0.72 and it works.
+    the_users_barge_in,
     another_voice_over_the_answer,
     a_burst_of_announcements,
     a_critical_over_an_answer,
@@ -366,8 +384,12 @@ JOURNEYS: tuple[Callable[[House], Awaitable[None]], ...] = (
 # of the journey is heard right (the note as "Remember to feed the cap."). Left
 # out there, not loosened: the exit phrase is matched exactly, on purpose
 # (docs/modes.md); the quiet room keeps the journey.
+# In the hard room the gate takes joe's "Turn on the fan." over the answer for
+# another voice (raw cosine under the "not sure" band, 0.58 and 0.61 on
+# 46b1305; again "other" on 2026-11-28), so the answer resumes and the request
+# is lost; in the quiet room he is taken (enrolled, or not sure and a command).
 LEFT_OUT: dict[str, tuple[Callable[[House], Awaitable[None]], ...]] = {
-    "hard": (dictation,)
+    "hard": (dictation, the_users_barge_in)
 }
 
 

@@ -160,6 +160,14 @@ class Speaker:
                     await self._end_stream()
                     await self.stop()
                     self._open.clear()
+                # Not left "pending": flushed if the satellite said so (a
+                # barge-in's flush came first), else cut short here.
+                if playback.outcome is PlaybackOutcome.PENDING:
+                    playback.outcome = (
+                        PlaybackOutcome.FLUSHED
+                        if self._flushed
+                        else PlaybackOutcome.STOPPED
+                    )
                 raise
 
     async def _play(
