@@ -7,7 +7,9 @@ or ``conversation.async_converse`` with a device id (what a pipeline passes for
 a Voice PE). What is checked is what the person would read or hear (the
 response's speech, whether the device listens on) and then the side effect
 where Home Assistant keeps it: the light's state, the notes file, the lock's
-unlock event, the script's boolean.
+unlock event. Every mode, typed and spoken to a stock satellite, is in
+test_agent_modes.py; this file keeps what only text shows (whether the device
+listens on) and the entry itself.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import STATE_OFF, STATE_ON
-from homeassistant.core import Context, Event, HomeAssistant
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
@@ -38,7 +40,6 @@ from devstack.waiting import wait_for
 from tests.integration.assist import FRONT_DOOR, LIGHT, record_unlocks, set_up_home
 
 REPLIES = Replies()
-SCRIPT_RAN = "lights_out_ran"  # the event the shortcut's script fires
 
 
 class Agent:
@@ -118,16 +119,6 @@ async def agent(
     return Agent(hass, agent_entity(hass, entry.entry_id), await hass_ws_client(hass))
 
 
-async def test_a_command_goes_to_the_wrapped_agent(
-    hass: HomeAssistant, agent: Agent
-) -> None:
-    speech, listens = await agent.say("turn on the kitchen light")
-
-    assert speech == "Turned on the light"
-    assert not listens
-    assert hass.states.get(LIGHT).state == STATE_ON
-
-
 async def test_dictation_writes_the_note(
     hass: HomeAssistant, agent: Agent, config_dir: Path
 ) -> None:
@@ -177,23 +168,6 @@ async def test_an_expired_question_is_said_before_the_next_answer(
     assert late[0].startswith(f"{REPLIES.confirm_expired} ")
     assert unlocks == []
     assert device.modes.router.mode == "wake_word"
-
-
-async def test_a_shortcut_runs_its_script(hass: HomeAssistant, agent: Agent) -> None:
-    ran: list[Event] = []
-    hass.bus.async_listen(SCRIPT_RAN, ran.append)
-    fire = {"event": SCRIPT_RAN}
-    assert await async_setup_component(
-        hass, "script", {"script": {"lights_out": {"sequence": [fire]}}}
-    )
-    await set_options(hass, shortcuts="lights out = script.lights_out")
-
-    speech, listens = await agent.say("lights out")
-    await hass.async_block_till_done()
-
-    assert (speech, listens) == ("Done.", False)
-    assert len(ran) == 1
-    assert hass.states.get(LIGHT).state == STATE_OFF  # the agent was not asked
 
 
 async def test_each_device_has_its_own_modes(hass: HomeAssistant, agent: Agent) -> None:
