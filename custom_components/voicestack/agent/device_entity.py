@@ -39,7 +39,7 @@ from .runtime import TEXT_KEY, AgentRuntime, DeviceModes
 class Placement:
     """Where one key's entities show: another integration's device, or our own."""
 
-    device: dr.AnyDeviceEntry | None = None
+    device_id: str | None = None
     info: DeviceInfo | None = None
 
 
@@ -53,7 +53,7 @@ def placement(hass: HomeAssistant, entry_id: str, key: str) -> Placement | None:
         registered = er.async_get(hass).async_get(key)
         if registered is not None and registered.device_id is not None:
             device = devices.async_get(registered.device_id)
-    return None if device is None else Placement(device=device)
+    return None if device is None else Placement(device_id=device.id)
 
 
 def unique_id(entry_id: str, key: str, description_key: str) -> str:
@@ -103,9 +103,10 @@ class AgentDeviceEntity(Entity):
         self._attr_unique_id = unique_id(
             runtime.entry.entry_id, key, self.entity_description.key
         )
-        self.device_entry = placed.device
+        if placed.device_id is not None:
+            self.device_entry = dr.async_get(runtime.hass).async_get(placed.device_id)
         self._attr_device_info = placed.info
-        self._placed_on_device = placed.device is not None
+        self._placed_on_device = placed.device_id is not None
 
     @property
     def found(self) -> DeviceModes | None:
