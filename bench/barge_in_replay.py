@@ -25,7 +25,7 @@ import numpy as np
 
 from devstack.room_air import CHUNK, Air, ShoeboxAir, SimpleAir
 from devstack.room_presets import RATE, Preset, preset
-from voicestack_protocol import BargeInConfig
+from voicestack_protocol import BargeInConfig, BargeInRequest
 from voicestack_satellite.barge_in import BargeIn
 from voicestack_satellite.echo_path import EchoPath
 from voicestack_satellite.voice_gate import VoiceGate
@@ -112,12 +112,15 @@ class Replay:
         make_barge_in: Callable[..., BargeIn] = BargeIn,
         min_speech_s: float = 0.3,
         echo_backend: str | None = None,
+        chunk: int = CHUNK,
     ) -> None:
         """The ``room`` preset (reseeded with ``seed``), barge-in on, nobody enrolled.
 
         ``echo_backend``: the echo canceller's (``echo_cancel.BACKENDS``; None:
-        the satellite's default).
+        the satellite's default). ``chunk``: mic samples per step (the
+        satellite's barge-in chunk).
         """
+        self.chunk = chunk
         self.preset = preset(room, seed)
         self.air: Air = (
             SimpleAir(self.preset.echo_db, self.preset.delay_s)
@@ -141,6 +144,9 @@ class Replay:
         self.streaming: list[np.ndarray] | None = None  # a request's live mic
         self.recording: list[np.ndarray] | None = None  # the mic, while set
         self.cpu_s = 0.0  # the satellite's share: echo path and barge-in
+        # While a list: per 10 ms window judged, (mic sample, loud, VAD, over the
+        # residual bar, over the floor): the onset rule's tests, for their delays.
+        self.trace: list[tuple[int, bool, bool, bool, bool]] | None = None
 
     def _sent(self, event: object) -> None:
         self.reports.append(self.mic_end)
@@ -162,10 +168,10 @@ class Replay:
     async def step(self) -> None:
         """One 80 ms chunk: the speaker plays, the mic hears, the satellite judges."""
         speaker_at = self.air.written / self.air.rate * RATE  # the loop's clock
-        played = self.speaker.block(CHUNK)
+        played = self.speaker.block(self.chunk)
         if len(played):
             self.air.play(speaker_at, played)
-        mic = self.air.take()
+        mic = self.air.take(self.chunk)
         started = time.process_time()
         at, self.mic_end = self.mic_end, self.mic_end + len(mic)
         now = self.mic_end / self.air.rate
@@ -183,21 +189,26 @@ class Replay:
             armed=self.streaming is None,
         )
         self.cpu_s += time.process_time() - started
+        if self.trace is not None:
+            tests = self.barge_in.over.tests
+            self.trace.extend(
+                (at + index * 160, *map(bool, row)) for index, row in enumerate(tests)
+            )
         if self.recording is not None:
             self.recording.append(mic)
         if self.streaming is not None:
             self.streaming.append(mic)
         elif len(self.reports) > reported:  # the owner: the user's (no gate)
-            await self.barge_in.request(OWNER)
+            await self.barge_in.request(BargeInRequest(OWNER))
 
     async def run(self, seconds: float) -> None:
         """``seconds`` of chunks."""
-        for _ in range(round(seconds * RATE / CHUNK)):
+        for _ in range(round(seconds * RATE / self.chunk)):
             await self.step()
 
     async def play_out(self, limit_s: float = 60.0) -> None:
         """Chunks until the speaker has nothing left (or ``limit_s``)."""
-        for _ in range(round(limit_s * RATE / CHUNK)):
+        for _ in range(round(limit_s * RATE / self.chunk)):
             if not self.speaker.busy:
                 return
             await self.step()

@@ -37,9 +37,11 @@ if __package__ in {None, ""}:  # run as a file: make the repository importable
 import numpy as np
 
 from bench.barge_in_replay import Replay
+from bench.barge_in_stages import Stages, stages as stage_times
 from bench.common import figure, header, report
 from devstack import speech
 from devstack.ear import words
+from devstack.room_air import CHUNK
 from devstack.room_presets import RATE
 from devstack.voices import voice
 
@@ -133,13 +135,18 @@ async def play_answers(replay: Replay, seconds: float) -> float:
 
 
 async def commands(
-    room: str, echo_backend: str | None = None
+    room: str,
+    echo_backend: str | None = None,
+    *,
+    chunk: int = CHUNK,
+    stages: list[Stages] | None = None,
 ) -> tuple[list[tuple[bool, str, str]], list[float]]:
     """Per command: (word for word, text, heard); and each onset-to-paused time.
 
-    ``echo_backend``: the echo canceller's (None: the satellite's default).
+    ``echo_backend``: the echo canceller's (None: the satellite's default);
+    ``chunk``: the mic chunk; ``stages``: each pause's stages added to it.
     """
-    replay = Replay(room, echo_backend=echo_backend)
+    replay = Replay(room, echo_backend=echo_backend, chunk=chunk)
     results: list[tuple[bool, str, str]] = []
     delays: list[float] = []
     for index in range(len(ANSWER_VOICES) * 2):  # AEC3 converged
@@ -155,10 +162,18 @@ async def commands(
         text, clip = command(trial)
         said = replay.say(clip)
         pauses = len(replay.speaker.pauses)
+        replay.trace = []
         await replay.run((said.end - replay.air.written) / RATE + 0.8)
         late = [p for p in replay.speaker.pauses[pauses:] if p >= said.onset - 800]
         if late:
             delays.append((late[0] - said.onset) / replay.air.rate)
+            if stages is not None:
+                stages.append(
+                    stage_times(
+                        replay.trace, said.onset, late[0], chunk, replay.air.rate
+                    )
+                )
+        replay.trace = None
         request = replay.end_request()
         if request is None:
             results.append((False, text, "(not caught)"))

@@ -56,8 +56,8 @@ class Air(Protocol):
     def jitter(self) -> float:
         """How late (seconds) the next chunk reaches the satellite."""
 
-    def take(self) -> np.ndarray:
-        """The next ``CHUNK`` mic samples, int16."""
+    def take(self, count: int = CHUNK) -> np.ndarray:
+        """The next ``count`` mic samples, int16."""
 
 
 class _Future:
@@ -121,10 +121,10 @@ class SimpleAir:
         """Always on time."""
         return 0.0
 
-    def take(self) -> np.ndarray:
-        """The next chunk."""
-        self.written += CHUNK
-        return _to_int16(self._air.take(CHUNK))
+    def take(self, count: int = CHUNK) -> np.ndarray:
+        """The next ``count`` samples."""
+        self.written += count
+        return _to_int16(self._air.take(count))
 
 
 class ShoeboxAir:
@@ -188,14 +188,14 @@ class ShoeboxAir:
         """Uniform between 0 and the room's ``jitter_s``."""
         return float(self._jitter.uniform(0.0, self._room.jitter_s))
 
-    def take(self) -> np.ndarray:
+    def take(self, count: int = CHUNK) -> np.ndarray:
         """Echo (on the mic's clock), voices and noise, as the sound card delivers them."""
         self._echo_of_played()
-        positions = (self.written + np.arange(CHUNK)) / self._stretch
+        positions = (self.written + np.arange(count)) / self._stretch
         echo = _read(self._echo, positions)
         self._echo.forget(int(positions[-1]) - HALF)
-        self.written += CHUNK
-        return _to_int16(echo + self._voices.take(CHUNK) + self._noise.take(CHUNK))
+        self.written += count
+        return _to_int16(echo + self._voices.take(count) + self._noise.take(count))
 
 
 def _convolve(samples: np.ndarray, response: np.ndarray) -> np.ndarray:

@@ -82,7 +82,7 @@ class BargeIn:
         self.config = BargeInConfig()
         self._people: tuple[str, ...] = ()
         self._voiceprints: np.ndarray | None = None  # unit rows, one per person
-        self._over = SpeechOverAnswer()
+        self.over = SpeechOverAnswer()  # the onset rule (a bench reads its tests)
         self._capture = Capture(preroll_s)
         self._voice = VoiceStart(windows(END_QUIET_S))
         self.phase = Phase.WATCH
@@ -128,7 +128,7 @@ class BargeIn:
             self._voice.reset()
             listen = False
         start = end - len(mic)
-        judged = self._over.judge(raw, mic, echo, listen=listen)
+        judged = self.over.judge(raw, mic, echo, listen=listen)
         for index, (loud, speech) in enumerate(judged):
             at = start + index * WINDOW_SAMPLES
             self._voice.window(loud, at)

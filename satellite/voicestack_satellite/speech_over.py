@@ -15,7 +15,11 @@ A window is speech when three things hold:
   slowly rising minimum): with the answer quiet (its first syllable, a gap)
   the echo's level is near nothing, and a fan or the room's hiss that the VAD
   takes for speech must not pause it (measured: 4 of 10 pauses in 2 minutes of
-  answers in the ``hard`` room, bench/barge_in_rooms.py).
+  answers in the ``hard`` room, bench/barge_in_rooms.py). The floor is only
+  measured where the echo could not reach it: AEC3's suppressor takes the
+  room's noise down with the echo (20 dB and more while it converges), and a
+  floor that followed it there sat under the fan for the first 50 s of answers,
+  so the fan paused them (all 6 self-pauses per 10 minutes in ``hard``).
 
 A window is *loud* (``VoiceStart``: where a voice began) on softer terms:
 ``VOICE_DB`` under the echo's level, 3 dB over the floor.
@@ -52,6 +56,10 @@ class SpeechOverAnswer:
         """No floor yet: the first window sets it."""
         self._vad = SpeechDetector()
         self._floor: float | None = None
+        # Per window of the last judged chunk: (loud, VAD, over the residual bar,
+        # over the floor), so each test's delay after an onset can be measured
+        # (bench/barge_in_stages.py).
+        self.tests = np.zeros((0, 4), dtype=bool)
 
     def judge(
         self, raw: np.ndarray, mic: np.ndarray, echo: np.ndarray, *, listen: bool
@@ -65,17 +73,22 @@ class SpeechOverAnswer:
         frames = len(mic) // WINDOW_SAMPLES
         shaped = mic[: frames * WINDOW_SAMPLES].astype(np.float64)
         levels = np.sqrt(np.mean(shaped.reshape(frames, WINDOW_SAMPLES) ** 2, axis=1))
+        echo = np.pad(echo[:frames], (0, max(0, frames - len(echo))))
         floors = np.empty(frames)
         for index, level in enumerate(levels):
-            floor = level if self._floor is None else self._floor * _RISE
-            self._floor = max(_SILENT, min(floor, level))
+            if self._floor is None:
+                self._floor = max(_SILENT, level)
+            elif echo[index] * _OVER_RESIDUAL < self._floor:  # no echo to suppress
+                self._floor = max(_SILENT, min(self._floor * _RISE, level))
             floors[index] = self._floor
         if not listen:
+            self.tests = np.zeros((0, 4), dtype=bool)
             return []
-        echo = np.pad(echo[:frames], (0, max(0, frames - len(echo))))
         loud = (levels > echo * _OVER_VOICE) & (levels > floors * _LOUD_FLOOR)
-        over = (levels > echo * _OVER_RESIDUAL) & (levels > floors * _OVER_FLOOR)
-        return [
-            (bool(loud[index]), vad and bool(over[index]))
-            for index, vad in enumerate(self._vad.windows(raw))
-        ]
+        residual = levels > echo * _OVER_RESIDUAL
+        floor = levels > floors * _OVER_FLOOR
+        vad = np.array(self._vad.windows(raw), dtype=bool)
+        vad = np.pad(vad, (0, max(0, frames - len(vad))))[:frames]
+        self.tests = np.stack([loud, vad, residual, floor], axis=1)
+        speech = vad & residual & floor
+        return [(bool(loud[i]), bool(speech[i])) for i in range(frames)]

@@ -70,3 +70,34 @@ def test_the_rooms_noise_is_no_voice_when_the_answer_is_quiet() -> None:
 
     assert not any(speech for _loud, speech in settled)
     assert sum(speech for _loud, speech in talking) >= 50  # half a second and more
+
+
+def test_the_floor_is_not_pulled_down_where_the_echo_is_suppressed() -> None:
+    """AEC3 takes the room's noise down with the echo: the floor ignores that.
+
+    A fan (RMS 100) sets the floor; then the answer plays 2 s (its echo level
+    loud) and the cancelled mic holds the fan 30 dB down, as AEC3's suppressor
+    leaves it while it converges; then the answer is quiet and the fan is back.
+    The VAD hears speech in the raw mic all along (the answer), so only the
+    floor stands between the fan and a pause: none of its windows is speech.
+    (A floor that followed the suppressed fan down took 50 s of answers to
+    climb back, and the fan paused them: bench/barge_in_rooms.py, ``hard``.)
+    """
+    voice = np.frombuffer(speech.speak("Turn on the fan in the kitchen."), np.int16)
+    voice = voice[: len(voice) - len(voice) % CHUNK]
+    rng = np.random.default_rng(26)
+    over = SpeechOverAnswer()
+    windows = CHUNK // 160
+
+    def fan(scale: float) -> np.ndarray:
+        return (rng.normal(0.0, 100.0 * scale, CHUNK)).astype(np.int16)
+
+    for _ in range(12):  # about 1 s of the fan alone, nothing played
+        over.judge(np.zeros(CHUNK, np.int16), fan(1.0), np.zeros(windows), listen=True)
+    for chunk in _chunks(voice)[:25]:  # 2 s of the answer, the fan suppressed
+        over.judge(chunk, fan(10 ** (-30 / 20)), np.full(windows, 3000.0), listen=True)
+    gap = []
+    for chunk in _chunks(voice)[:12]:  # the answer quiet: the fan is back
+        gap += over.judge(chunk, fan(1.0), np.zeros(windows), listen=True)
+
+    assert not any(speech for _loud, speech in gap)
