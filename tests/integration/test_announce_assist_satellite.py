@@ -1,17 +1,23 @@
 """``voicestack.announce`` on another integration's assist satellite.
 
-The device is ``devstack.recording_satellite.RecordingSatellite``: a real
-``AssistSatelliteEntity`` that Home Assistant's own ``assist_satellite.announce``
-reaches, as it reaches a Voice PE under ESPHome (its pipeline synthesizes the
-message with Piper; the entity plays it for its real length). What is checked
-is what the device played, transcribed, and when: one announcement per burst,
-never two at once, busy exactly while it plays, a mixed burst heard once on
-each kind of speaker, a device that waits while it is busy or unavailable.
+Two kinds of device. ``devstack.recording_satellite.RecordingSatellite`` is a
+real ``AssistSatelliteEntity`` that Home Assistant's own
+``assist_satellite.announce`` reaches, as it reaches a Voice PE under ESPHome
+(its pipeline synthesizes the message with Piper; the entity plays it for its
+real length). A stock Wyoming satellite is our satellite in stock mode under
+Home Assistant's own ``wyoming`` integration, as in test_stock_wyoming.py: its
+announce has ffmpeg fetch the message from Home Assistant's TTS proxy URL, so
+Home Assistant serves HTTP on a loopback port here (``serve_http``), and the
+satellite writes what it played to a WAV. What is checked is what each device
+played, transcribed, and when: one announcement per burst, never two at once,
+busy exactly while it plays, a mixed burst heard once on each kind of speaker,
+a device that waits while it is busy or unavailable.
 """
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
@@ -20,14 +26,22 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.voicestack.announce.service import DATA_ENTITY_SPEAKERS
 from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
-from devstack import servers
+from devstack import servers, speech
 from devstack.recording_player import RecordingPlayer, add_players
 from devstack.recording_satellite import RecordingSatellite, add_satellites
+from devstack.satellite import RunningSatellite, satellite
+from devstack.state_log import SatelliteStateLog
 from devstack.waiting import wait_for
-from tests.integration.assist import set_up_assist, words
+from tests.integration.assist import (
+    add_wyoming,
+    record_states,
+    set_up_assist,
+    words,
+)
 from tests.integration.test_announce import (
     SATELLITE,
     announce,
@@ -55,6 +69,97 @@ async def devices(
 
 
 type Hall = tuple[RecordingSatellite, list[Event]]
+
+# How long a stock satellite's entity may stay busy after the satellite played
+# the audio's last sample: its ``played`` event, HA's loop, a loaded machine.
+IDLE_AFTER_PLAYED_S = 0.5
+
+
+@dataclass(slots=True)
+class StockSatellite:
+    """A stock Wyoming satellite under Home Assistant's ``wyoming`` integration."""
+
+    entity_id: str
+    process: RunningSatellite
+    states: SatelliteStateLog
+
+    def played(self) -> list[Path]:
+        """The WAVs of the audio streams it played, in order."""
+        snd = self.process.snd_file
+        return sorted(
+            snd.parent.glob(f"{snd.stem}.*{snd.suffix}"),
+            key=lambda path: int(path.suffixes[0][1:]),
+        )
+
+    def heard(self) -> list[list[str]]:
+        """What a listener heard of each stream (transcribed)."""
+        return [
+            words(speech.transcribe(speech.read_wav_pcm(path)))
+            for path in self.played()
+        ]
+
+    def busy_after_played_s(self) -> float:
+        """The longest its entity stayed busy after an announcement's last sample.
+
+        The n-th time the entity went ``responding`` is the n-th stream; the
+        satellite writes a stream's WAV when its last sample was played, and
+        it and the state log keep wall-clock time. Negative when the entity was
+        ``idle`` first: Home Assistant waits for the satellite's ``played`` at
+        most the audio's length and 0.5 s after sending it, and a satellite
+        slowed by a loaded machine plays later than that.
+        """
+        idle_after: list[float] = []
+        busy = False
+        for at, entity_id, state in self.states.changes:
+            if entity_id != self.entity_id:
+                continue
+            if busy and state == AssistSatelliteState.IDLE:
+                idle_after.append(at)
+            busy = state == AssistSatelliteState.RESPONDING or (
+                busy and state != AssistSatelliteState.IDLE
+            )
+        ended = [path.stat().st_mtime for path in self.played()]
+        return max(idle - end for idle, end in zip(idle_after, ended, strict=True))
+
+
+async def stock_satellite(
+    hass: HomeAssistant, stack: AsyncExitStack, tmp_path: Path
+) -> StockSatellite:
+    """Our satellite in stock mode, hearing silence, added to HA's ``wyoming``."""
+    folder = tmp_path / "stock"
+    folder.mkdir()
+    mic = speech.write_wav(folder / "mic.wav", speech.silence(1.0))
+    process = await stack.enter_async_context(
+        satellite(folder, "--mic-file", str(mic), "--name", "stock-satellite")
+    )
+    states = record_states(hass, stack)
+    entry = await add_wyoming(hass, stack, servers.LOOPBACK, process.port)
+    (entity_id,) = (
+        entity.entity_id
+        for entity in er.async_entries_for_config_entry(
+            er.async_get(hass), entry.entry_id
+        )
+        if entity.domain == "assist_satellite"
+    )
+    await wait_for(
+        lambda: hass.states.get(entity_id).state == AssistSatelliteState.IDLE,
+        10,
+        "the stock satellite connected",
+    )
+    return StockSatellite(entity_id, process, states)
+
+
+async def serve_http(
+    hass: HomeAssistant, aiohttp_client: ClientSessionGenerator
+) -> None:
+    """Home Assistant's HTTP app on a loopback port, and its internal URL.
+
+    The test plugin starts no HTTP server; HA's wyoming announce hands ffmpeg
+    the TTS proxy URL made from the internal URL. Call it once every component
+    is set up: a running app takes no new views.
+    """
+    client = await aiohttp_client(hass.http.app)
+    hass.config.internal_url = f"http://{servers.LOOPBACK}:{client.port}"
 
 
 @pytest.fixture
@@ -163,16 +268,80 @@ async def test_a_busy_or_unavailable_device_gets_the_message_once_free(
     assert [a.message for a in device.announced][-1] == "The dryer is done."
 
 
+type Lobby = tuple[StockSatellite, list[Event]]
+
+
+@pytest.fixture
+async def lobby(
+    hass: HomeAssistant,
+    stack: AsyncExitStack,
+    tmp_path: Path,
+    piper: servers.Server,
+    whisper: servers.Server,
+    aiohttp_client: ClientSessionGenerator,
+) -> Lobby:
+    """Assist with Piper, one stock Wyoming satellite, HTTP served; events."""
+    await set_up_assist(hass, stack, tmp_path, piper, whisper)
+    events = await devices(hass, stack)
+    device = await stock_satellite(hass, stack, tmp_path)
+    await serve_http(hass, aiohttp_client)
+    return device, events
+
+
+async def test_a_stock_wyoming_satellite_hears_the_message(
+    hass: HomeAssistant, lobby: Lobby
+) -> None:
+    message = "The washing machine is done."
+    device, events = lobby
+    response = await announce(hass, message=message, entity_id=device.entity_id)
+    await wait_for(lambda: statuses(events, "finished"), 30, "said")
+    await wait_for(lambda: bool(device.played()), 30, "played")
+
+    (receipt,) = response["announcements"]
+    assert (receipt["satellite"], receipt["status"]) == (device.entity_id, "queued")
+    assert device.heard() == [words(message)]
+    (finished,) = statuses(events, "finished")
+    assert (finished["speaker_kind"], finished["outcome"]) == (
+        "assist_satellite",
+        "played",
+    )
+    assert hass.states.get(device.entity_id).state == AssistSatelliteState.IDLE
+    assert device.busy_after_played_s() < IDLE_AFTER_PLAYED_S
+
+
+async def test_a_burst_is_heard_once_on_a_stock_wyoming_satellite(
+    hass: HomeAssistant, lobby: Lobby
+) -> None:
+    device, events = lobby
+    await door_burst(hass, device.entity_id)
+    await wait_for(lambda: statuses(events, "started"), 30, "the burst plays")
+    await announce(hass, message="The mail is here.", entity_id=device.entity_id)
+    await wait_for(lambda: len(statuses(events, "finished")) == 2, 60, "both said")
+    await wait_for(lambda: len(device.played()) == 2, 30, "both played")
+
+    assert [e["text"] for e in statuses(events, "finished")] == [
+        BURST,
+        "The mail is here.",
+    ]
+    burst, mail = device.heard()  # the burst once, then the next message
+    assert doors_heard(burst)
+    assert mail == words("The mail is here.")
+    assert [e["outcome"] for e in statuses(events, "finished")] == ["played"] * 2
+    assert device.busy_after_played_s() < IDLE_AFTER_PLAYED_S
+
+
 async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
     hass: HomeAssistant,
     stack: AsyncExitStack,
     tmp_path: Path,
     piper: servers.Server,
     whisper: servers.Server,
+    aiohttp_client: ClientSessionGenerator,
 ) -> None:
-    """A VoiceStack satellite, a media player and another integration's satellite.
+    """The issue's goal: four kinds of speaker in one burst, each hears it once.
 
-    A Voice PE has a media player and an assist satellite on one device: named
+    A VoiceStack satellite, a stock Wyoming satellite, a media player and an
+    ESPHome-style satellite. A Voice PE has a media player and an assist satellite on one device: named
     by its device, it hears the burst once, through the satellite.
     """
     runtime, events = await loaded_satellite(hass, stack, tmp_path, piper, whisper)
@@ -186,8 +355,10 @@ async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
     stack.push_async_callback(players.async_reset)
     await devices(hass, stack, device)
     voice_pe = on_one_device(hass, device.entity_id, voice_pe_player.entity_id)
+    stock = await stock_satellite(hass, stack, tmp_path)
+    await serve_http(hass, aiohttp_client)
 
-    await door_burst(hass, SATELLITE, player.entity_id)
+    await door_burst(hass, SATELLITE, stock.entity_id, player.entity_id)
     for door in ("Front", "Back", "Garage"):
         await announce(
             hass,
@@ -196,24 +367,29 @@ async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
             source=door,
             device_id=voice_pe,
         )
-    await wait_for(lambda: len(statuses(events, "finished")) == 3, 60, "all said")
+    await wait_for(lambda: len(statuses(events, "finished")) == 4, 60, "all said")
+    await wait_for(lambda: bool(stock.played()), 30, "played on the stock satellite")
 
     assert sorted(e["entity_id"] for e in statuses(events, "finished")) == sorted(
-        [SATELLITE, player.entity_id, device.entity_id]
+        [SATELLITE, stock.entity_id, player.entity_id, device.entity_id]
     )
     assert {e["text"] for e in statuses(events, "finished")} == {BURST}
+    assert {e["outcome"] for e in statuses(events, "finished")} == {"played"}
     assert [a.message for a in device.announced] == [BURST]
     assert len(player.calls) == 1
     for audio in (player.calls[0].audio, device.announced[0].audio):
         assert doors_heard(transcript(tmp_path, audio))
+    (stock_heard,) = stock.heard()
+    assert doors_heard(stock_heard)
     assert voice_pe_player.calls == []
     played = runtime.hub.speaker.last
     assert played is not None
     assert played.outcome == "played"
     assert " ".join(s.text for s in played.sentences) == BURST
-    for entity_id in (SATELLITE, device.entity_id):
+    for entity_id in (SATELLITE, stock.entity_id, device.entity_id):
         assert hass.states.get(entity_id).state == AssistSatelliteState.IDLE
     assert not runtime.hub.speaker.busy
+    assert stock.busy_after_played_s() < IDLE_AFTER_PLAYED_S
 
 
 def on_one_device(hass: HomeAssistant, *entity_ids: str) -> str:
