@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Literal
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import Pipeline, async_update_pipeline
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
+from homeassistant.util.ulid import ulid_now
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 # The agent's answer to a request, and whether it expects an answer back.
@@ -51,6 +53,34 @@ class ScriptedAgent(conversation.AbstractConversationAgent):
             conversation_id=user_input.conversation_id,
             continue_conversation=ask_back,
         )
+
+
+class ChatAgent(ScriptedAgent):
+    """A scripted agent that opens a conversation when given none, as real ones do."""
+
+    def __init__(self, reply: Reply) -> None:
+        """Not yet an agent of Home Assistant's (``add_chat_agent``)."""
+        super().__init__(reply)
+        self.agent_id = ""
+        self.answered_in: list[str] = []  # the conversation of each answer
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        """The scripted answer, in the conversation given or a new one."""
+        result = await super().async_process(user_input)
+        self.answered_in.append(user_input.conversation_id or ulid_now())
+        return replace(result, conversation_id=self.answered_in[-1])
+
+
+def add_chat_agent(hass: HomeAssistant, reply: Reply) -> ChatAgent:
+    """A ``ChatAgent`` answering with ``reply``, an agent of Home Assistant's."""
+    agent = ChatAgent(reply)
+    entry = MockConfigEntry(domain="test")
+    entry.add_to_hass(hass)
+    conversation.async_set_agent(hass, entry, agent)
+    agent.agent_id = entry.entry_id
+    return agent
 
 
 async def use_agent(

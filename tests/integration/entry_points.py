@@ -50,6 +50,8 @@ from tests.integration.assist import (
 from tests.integration.test_agent import Agent, add_agent, agent_entity
 from tests.live_mic import LiveMic
 
+QUESTION = "Should I unlock the front door? Say yes or no."
+SAVED = "Saved to your notes."
 TURN_TIMEOUT_S = 45.0  # speech, HA's end of speech, whisper, agent, Piper, playback
 WAKE_PAUSE_S = 0.7  # a person waits for the awake chime after the wake word
 # tiny.en's slips on Piper's short replies: one word in four may differ.
@@ -106,7 +108,7 @@ class StockEntry:
         played = len(self._played())
         await self.mic.say(speech.pad(wake, 0.0, WAKE_PAUSE_S) + request)
         await wait_for(
-            lambda: self._answered(since),
+            lambda: self._answered(since, played),
             TURN_TIMEOUT_S,
             f"the answer to {text!r} (states {self.log.names()[-6:]})",
         )
@@ -141,12 +143,18 @@ class StockEntry:
             return not reply.strip()
         return bool(reply.strip()) and similarity(reply, expected) >= min_ratio
 
-    def _answered(self, since: int) -> bool:
-        """The entity processed a request after ``since`` and is idle again."""
+    def _answered(self, since: int, played: int) -> bool:
+        """The entity processed a request after ``since`` and is idle again.
+
+        If it responded, the satellite has written what it played (Home
+        Assistant may go idle before the satellite's stream ends).
+        """
         states = [s for _, eid, s in self.log.changes[since:] if eid == self.entity_id]
-        return AssistSatelliteState.PROCESSING in states and (
-            states[-1] == AssistSatelliteState.IDLE
-        )
+        if AssistSatelliteState.PROCESSING not in states:
+            return False
+        if AssistSatelliteState.RESPONDING in states:
+            return len(self._played()) > played
+        return states[-1] == AssistSatelliteState.IDLE
 
     def _played(self) -> list[Path]:
         return sorted(
@@ -209,3 +217,23 @@ def runtime_of(hass: HomeAssistant) -> AgentRuntime:
     """The agent entry's runtime (after any reload)."""
     runtime: AgentRuntime = hass.config_entries.async_entries(DOMAIN)[0].runtime_data
     return runtime
+
+
+type Person = TextEntry | StockEntry
+
+
+async def answer(
+    person: Person, text: str, expected: str, *, min_ratio: float | None = None
+) -> str:
+    """Say ``text``; assert Home Assistant answered ``expected`` and it was got."""
+    reply = await person.say(text)
+    assert person.said == expected, (text, person.said)
+    ratio = {} if min_ratio is None else {"min_ratio": min_ratio}
+    assert person.heard_as(reply, expected, **ratio), (text, reply, expected)
+    return reply
+
+
+def notes(hass: HomeAssistant) -> list[str]:
+    """The notes file's lines."""
+    path = Path(hass.config.config_dir) / "voicestack" / "notes.txt"
+    return path.read_text().splitlines()

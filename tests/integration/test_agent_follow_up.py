@@ -10,40 +10,21 @@ the session's end event.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.util.ulid import ulid_now
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.voicestack.const import EVENT_SESSION_ENDED
-from tests.integration.agents import ScriptedAgent
+from tests.integration.agents import ChatAgent, add_chat_agent
 from tests.integration.assist import set_up_home, words
 from tests.integration.test_agent import Agent, add_agent, agent_entity, set_options
 
 ASKS = "You have milk. Shall I add bread?"
 CLOSING = "Say the wake word to go on."
-
-
-class ChatAgent(ScriptedAgent):
-    """A scripted agent that opens a conversation when given none, as real ones do."""
-
-    agent_id = ""  # its id in Home Assistant, once set as an agent
-    answered_in: list[str | None]
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        """The scripted answer, in the conversation given or a new one."""
-        result = await super().async_process(user_input)
-        conversation_id = user_input.conversation_id or ulid_now()
-        self.answered_in = [*getattr(self, "answered_in", []), conversation_id]
-        return replace(result, conversation_id=conversation_id)
 
 
 def always_asks(user_input: conversation.ConversationInput) -> tuple[str, bool]:
@@ -55,12 +36,7 @@ def always_asks(user_input: conversation.ConversationInput) -> tuple[str, bool]:
 async def wrapped(hass: HomeAssistant) -> ChatAgent:
     """The agent VoiceStack's wraps."""
     await set_up_home(hass)
-    agent = ChatAgent(always_asks)
-    entry = MockConfigEntry(domain="test")
-    entry.add_to_hass(hass)
-    conversation.async_set_agent(hass, entry, agent)
-    agent.agent_id = entry.entry_id
-    return agent
+    return add_chat_agent(hass, always_asks)
 
 
 @pytest.fixture
@@ -74,7 +50,7 @@ async def app(
     return Agent(hass, entity_id, await hass_ws_client(hass))
 
 
-def session_ends(hass: HomeAssistant) -> list[dict[str, Any]]:
+def record_session_ends(hass: HomeAssistant) -> list[dict[str, Any]]:
     """``voicestack_session_ended`` data, from now on."""
     ends: list[dict[str, Any]] = []
 
@@ -90,7 +66,7 @@ async def test_the_turn_limit_ends_with_the_closing_and_stops_listening(
     hass: HomeAssistant, app: Agent, wrapped: ChatAgent
 ) -> None:
     await set_options(hass, follow_up_max_turns=2)
-    ends = session_ends(hass)
+    ends = record_session_ends(hass)
 
     first = await app.say("what is on my shopping list")
     second = await app.say("tell me more")
@@ -108,7 +84,7 @@ async def test_the_turn_limit_ends_with_the_closing_and_stops_listening(
 async def test_a_stop_word_ends_the_session_and_reaches_no_one(
     hass: HomeAssistant, app: Agent, wrapped: ChatAgent
 ) -> None:
-    ends = session_ends(hass)
+    ends = record_session_ends(hass)
 
     asked = await app.say("what is on my shopping list")
     stopped = await app.say("That's all, thanks.")
@@ -144,7 +120,7 @@ async def test_off_answers_once_per_request(
 ) -> None:
     """*Off*: one question per wake word, even when the agent asks back."""
     await set_options(hass, follow_up_mode="off")
-    ends = session_ends(hass)
+    ends = record_session_ends(hass)
 
     speech, listens = await app.say("what is on my shopping list")
 

@@ -30,8 +30,11 @@ from custom_components.voicestack.core.router import Replies
 from devstack.waiting import wait_for
 from tests.integration.assist import FRONT_DOOR, LIGHT, record_unlocks, words
 from tests.integration.entry_points import (
-    StockEntry,
-    TextEntry,
+    QUESTION,
+    SAVED,
+    Person,
+    answer,
+    notes,
     runtime_of,
     stock_entry,
     text_entry,
@@ -39,11 +42,7 @@ from tests.integration.entry_points import (
 from tests.integration.test_agent import set_options
 
 REPLIES = Replies()
-QUESTION = "Should I unlock the front door? Say yes or no."
-SAVED = "Saved to your notes."
 SCRIPT_RAN = "lights_out_ran"
-
-type Person = TextEntry | StockEntry
 
 
 @pytest.fixture(
@@ -70,23 +69,6 @@ async def person(
         request.getfixturevalue("piper"),
         request.getfixturevalue("whisper"),
     )
-
-
-async def answer(
-    person: Person, text: str, expected: str, *, min_ratio: float | None = None
-) -> str:
-    """Say ``text``; assert Home Assistant answered ``expected`` and it was got."""
-    reply = await person.say(text)
-    assert person.said == expected, (text, person.said)
-    ratio = {} if min_ratio is None else {"min_ratio": min_ratio}
-    assert person.heard_as(reply, expected, **ratio), (text, reply, expected)
-    return reply
-
-
-def notes(hass: HomeAssistant) -> list[str]:
-    """The notes file's lines."""
-    path = Path(hass.config.config_dir) / "voicestack" / "notes.txt"
-    return path.read_text().splitlines()
 
 
 async def test_a_command_goes_to_the_wrapped_agent(

@@ -10,10 +10,9 @@ gets the same turn limit, stop words and memory policy:
   (the last answer went on, and its window has not passed) and it continues
   the conversation that answer was given in (the ``conversation_id`` Home
   Assistant passes); anything else starts a new session.
-- The window counts from when the device finished saying the answer: a request
-  through an assist satellite restarts it when that entity leaves
-  ``responding`` (a text client's counts from the answer). An answer that plays
-  longer than the window plus 1 s ends the session before it is heard out.
+- The window counts from when the device finished saying the answer: through
+  an assist satellite it waits while that entity is ``responding`` and starts
+  when it leaves (a text client's counts from the answer).
 - The wrapped agent's conversation follows the memory policy (``conversation_id``
   of the loop: the session's, or a new one every turn). The first turn after
   Home Assistant's ``start_conversation`` (it passes the extra system prompt
@@ -34,6 +33,7 @@ from homeassistant.core import (
     Event,
     EventStateChangedData,
     HomeAssistant,
+    State,
     callback,
 )
 from homeassistant.helpers.event import async_track_state_change_event
@@ -103,22 +103,34 @@ class DeviceFollowUp:
         self.loop.cancel()
 
     def _restart_when_said(self, satellite_id: str, agent_asked_back: bool) -> None:
+        """The window waits while the satellite says the answer, and opens after.
+
+        While the entity is ``responding`` the session is held (no silence
+        timer: Home Assistant's ``wyoming`` integration stays there for the
+        audio's length plus its own margins); when it leaves, the window starts
+        afresh. An answer with nothing to say never responds: the window then
+        runs from the answer.
+        """
         session = self.loop.status.session_id
+
+        def saying(state: State | None) -> bool:
+            return state is not None and state.state == AssistSatelliteState.RESPONDING
 
         @callback
         def state_changed(event: Event[EventStateChangedData]) -> None:
-            old, new = event.data["old_state"], event.data["new_state"]
-            if old is None or old.state != AssistSatelliteState.RESPONDING:
-                return
-            if new is not None and new.state == AssistSatelliteState.RESPONDING:
-                return
-            self._stop_watching()
-            if self.loop.status.session_id == session:
+            if self.loop.status.session_id != session:
+                self._stop_watching()
+            elif saying(event.data["new_state"]):
+                self.loop.hold()
+            elif saying(event.data["old_state"]):
+                self._stop_watching()
                 self.loop.answered(agent_asked_back)  # the window opens now
 
         self._watch = async_track_state_change_event(
             self._hass, [satellite_id], state_changed
         )
+        if saying(self._hass.states.get(satellite_id)):
+            self.loop.hold()
 
     def _stop_watching(self) -> None:
         if self._watch is not None:
