@@ -17,7 +17,6 @@ a device that waits while it is busy or unavailable.
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from pathlib import Path
 
 from homeassistant.components.assist_satellite.entity import AssistSatelliteState
@@ -30,11 +29,11 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.voicestack.announce.service import DATA_ENTITY_SPEAKERS
 from custom_components.voicestack.const import DOMAIN, EVENT_ANNOUNCEMENT
-from devstack import servers, speech
+from devstack import servers
+from devstack.assist_pipeline import entity_of
 from devstack.recording_player import RecordingPlayer, add_players
 from devstack.recording_satellite import RecordingSatellite, add_satellites
-from devstack.satellite import RunningSatellite, satellite
-from devstack.state_log import SatelliteStateLog
+from devstack.stock_satellite import StockSatellite, hearing_silence
 from devstack.waiting import wait_for
 from tests.integration.assist import (
     add_wyoming,
@@ -75,72 +74,16 @@ type Hall = tuple[RecordingSatellite, list[Event]]
 IDLE_AFTER_PLAYED_S = 0.5
 
 
-@dataclass(slots=True)
-class StockSatellite:
-    """A stock Wyoming satellite under Home Assistant's ``wyoming`` integration."""
-
-    entity_id: str
-    process: RunningSatellite
-    states: SatelliteStateLog
-
-    def played(self) -> list[Path]:
-        """The WAVs of the audio streams it played, in order."""
-        snd = self.process.snd_file
-        return sorted(
-            snd.parent.glob(f"{snd.stem}.*{snd.suffix}"),
-            key=lambda path: int(path.suffixes[0][1:]),
-        )
-
-    def heard(self) -> list[list[str]]:
-        """What a listener heard of each stream (transcribed)."""
-        return [
-            words(speech.transcribe(speech.read_wav_pcm(path)))
-            for path in self.played()
-        ]
-
-    def busy_after_played_s(self) -> float:
-        """The longest its entity stayed busy after an announcement's last sample.
-
-        The n-th time the entity went ``responding`` is the n-th stream; the
-        satellite writes a stream's WAV when its last sample was played, and
-        it and the state log keep wall-clock time. Negative when the entity was
-        ``idle`` first: Home Assistant waits for the satellite's ``played`` at
-        most the audio's length and 0.5 s after sending it, and a satellite
-        slowed by a loaded machine plays later than that.
-        """
-        idle_after: list[float] = []
-        busy = False
-        for at, entity_id, state in self.states.changes:
-            if entity_id != self.entity_id:
-                continue
-            if busy and state == AssistSatelliteState.IDLE:
-                idle_after.append(at)
-            busy = state == AssistSatelliteState.RESPONDING or (
-                busy and state != AssistSatelliteState.IDLE
-            )
-        ended = [path.stat().st_mtime for path in self.played()]
-        return max(idle - end for idle, end in zip(idle_after, ended, strict=True))
-
-
 async def stock_satellite(
     hass: HomeAssistant, stack: AsyncExitStack, tmp_path: Path
 ) -> StockSatellite:
     """Our satellite in stock mode, hearing silence, added to HA's ``wyoming``."""
-    folder = tmp_path / "stock"
-    folder.mkdir()
-    mic = speech.write_wav(folder / "mic.wav", speech.silence(1.0))
     process = await stack.enter_async_context(
-        satellite(folder, "--mic-file", str(mic), "--name", "stock-satellite")
+        hearing_silence(tmp_path / "stock", "stock-satellite")
     )
     states = record_states(hass, stack)
     entry = await add_wyoming(hass, stack, servers.LOOPBACK, process.port)
-    (entity_id,) = (
-        entity.entity_id
-        for entity in er.async_entries_for_config_entry(
-            er.async_get(hass), entry.entry_id
-        )
-        if entity.domain == "assist_satellite"
-    )
+    entity_id = entity_of(hass, entry, "assist_satellite")
     await wait_for(
         lambda: hass.states.get(entity_id).state == AssistSatelliteState.IDLE,
         10,
@@ -299,7 +242,7 @@ async def test_a_stock_wyoming_satellite_hears_the_message(
 
     (receipt,) = response["announcements"]
     assert (receipt["satellite"], receipt["status"]) == (device.entity_id, "queued")
-    assert device.heard() == [words(message)]
+    assert [words(heard) for heard in device.heard()] == [words(message)]
     (finished,) = statuses(events, "finished")
     assert (finished["speaker_kind"], finished["outcome"]) == (
         "assist_satellite",
@@ -324,8 +267,8 @@ async def test_a_burst_is_heard_once_on_a_stock_wyoming_satellite(
         "The mail is here.",
     ]
     burst, mail = device.heard()  # the burst once, then the next message
-    assert doors_heard(burst)
-    assert mail == words("The mail is here.")
+    assert doors_heard(words(burst))
+    assert words(mail) == words("The mail is here.")
     assert [e["outcome"] for e in statuses(events, "finished")] == ["played"] * 2
     assert device.busy_after_played_s() < IDLE_AFTER_PLAYED_S
 
@@ -380,7 +323,7 @@ async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
     for audio in (player.calls[0].audio, device.announced[0].audio):
         assert doors_heard(transcript(tmp_path, audio))
     (stock_heard,) = stock.heard()
-    assert doors_heard(stock_heard)
+    assert doors_heard(words(stock_heard))
     assert voice_pe_player.calls == []
     played = runtime.hub.speaker.last
     assert played is not None
