@@ -13,18 +13,24 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.components import conversation
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.data_entry_flow import FlowResultType
 import pytest
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
+from custom_components.voicestack.agent.follow_up import DeviceFollowUp
 from custom_components.voicestack.const import EVENT_SESSION_ENDED
+from custom_components.voicestack.core.conversation.follow_up import EndReason
+from custom_components.voicestack.core.conversation.policy import FollowUpPolicy
+from devstack.manual_clock import ManualClock
 from tests.integration.agents import ChatAgent, add_chat_agent
 from tests.integration.assist import set_up_home, words
 from tests.integration.test_agent import Agent, add_agent, agent_entity, set_options
 
 ASKS = "You have milk. Shall I add bread?"
 CLOSING = "Say the wake word to go on."
+SATELLITE = "assist_satellite.kitchen_voice_pe"
 
 
 def always_asks(user_input: conversation.ConversationInput) -> tuple[str, bool]:
@@ -139,3 +145,59 @@ async def test_the_options_offer_the_conversations_form(
 
     assert "conversations" in menu["menu_options"]
     assert (form["type"], form["step_id"]) == (FlowResultType.FORM, "conversations")
+
+
+def request(text: str, conversation_id: str | None) -> conversation.ConversationInput:
+    """What a Voice PE's pipeline passes for ``text``."""
+    return conversation.ConversationInput(
+        text=text,
+        context=Context(),
+        conversation_id=conversation_id,
+        device_id="kitchen-voice-pe",
+        satellite_id=SATELLITE,
+        language="en",
+        agent_id="conversation.voicestack",
+    )
+
+
+async def test_the_window_waits_while_the_satellite_says_the_answer(
+    hass: HomeAssistant,
+) -> None:
+    """The window (8 s + 1 s) starts when the satellite stops responding."""
+    clock = ManualClock()
+    ends: list[EndReason] = []
+    follow = DeviceFollowUp(
+        hass, FollowUpPolicy(), lambda _d, _s, reason: ends.append(reason), clock
+    )
+    hass.states.async_set(SATELLITE, AssistSatelliteState.PROCESSING)
+    follow.begin(request("what is on my shopping list", "c1"))
+    window = follow.answered("c1", agent_asked_back=True)
+    hass.states.async_set(SATELLITE, AssistSatelliteState.RESPONDING)
+    await hass.async_block_till_done()
+    clock.advance(20)  # a long answer
+    still_saying = follow.loop.status.open
+    hass.states.async_set(SATELLITE, AssistSatelliteState.IDLE)
+    await hass.async_block_till_done()
+    clock.advance(8.9)
+    in_window = follow.loop.status.open
+    clock.advance(0.2)
+
+    assert window == 8.0
+    assert still_saying
+    assert in_window
+    assert ends == [EndReason.SILENCE]
+
+
+async def test_a_request_in_another_conversation_starts_a_new_session(
+    hass: HomeAssistant,
+) -> None:
+    """A new chat is no follow-up, however soon; the next turn of the same one is."""
+    follow = DeviceFollowUp(hass, FollowUpPolicy(), lambda *_: None, ManualClock())
+    follow.begin(request("what is on my shopping list", "c1"))
+    follow.answered("c1", agent_asked_back=True)
+
+    other = follow.begin(request("and the weather", "c2")).turn
+    follow.answered("c2", agent_asked_back=True)
+    same = follow.begin(request("yes please", "c2")).turn
+
+    assert (other, same) == (1, 2)

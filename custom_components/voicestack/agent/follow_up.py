@@ -38,7 +38,7 @@ from homeassistant.core import (
 )
 from homeassistant.helpers.event import async_track_state_change_event
 
-from ..core.clock import LoopClock
+from ..core.clock import Clock, LoopClock
 from ..core.conversation.follow_up import EndReason, FollowUpLoop, Session
 from ..core.conversation.policy import FollowUpPolicy
 from ..follow_up_shared import fire_session_ended, follow_up_policy
@@ -52,11 +52,15 @@ class DeviceFollowUp:
         hass: HomeAssistant,
         policy: FollowUpPolicy,
         on_end: Callable[[DeviceFollowUp, Session, EndReason], None],
+        clock: Clock | None = None,
     ) -> None:
-        """No session yet; ``on_end`` hears each one end, once."""
+        """No session yet; ``on_end`` hears each one end, once.
+
+        ``clock`` runs the window (Home Assistant's loop unless a test's).
+        """
         self._hass = hass
         self.loop = FollowUpLoop(
-            policy, LoopClock(hass.loop), lambda s, r: on_end(self, s, r)
+            policy, clock or LoopClock(hass.loop), lambda s, r: on_end(self, s, r)
         )
         self.device_id: str | None = None
         self.satellite_id: str | None = None
