@@ -22,7 +22,6 @@ gets the same turn limit, stop words and memory policy:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Collection
 
 from homeassistant.components import conversation
@@ -152,7 +151,6 @@ class AgentFollowUps:
             entry.options, hass.config.language, entry.title
         )
         self._devices: dict[str, DeviceFollowUp] = {}
-        self.ends: Counter[EndReason] = Counter()
 
     def for_device(self, key: str, live: Collection[str]) -> DeviceFollowUp:
         """``key``'s sessions; those of devices without a router now (``live``) go."""
@@ -175,7 +173,6 @@ class AgentFollowUps:
     def _ended(
         self, device: DeviceFollowUp, session: Session, reason: EndReason
     ) -> None:
-        self.ends[reason] += 1
         fire_session_ended(
             self._hass, device.satellite_id, device.device_id, session, reason
         )
