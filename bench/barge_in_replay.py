@@ -3,12 +3,12 @@
 ``devstack.room.Room`` runs a real satellite in real time: ten minutes of
 answers per room would take ten minutes per room. This replays the same chain
 without the clock: the room's air (``devstack.room_air``, the preset's impulse
-responses, drift, clipping speaker and noise, seeded) makes each 80 ms mic
-chunk from what the speaker played and what people said; the satellite's own
+responses, drift, clipping speaker and noise, seeded) makes each 20 ms mic
+read from what the speaker played and what people said; the satellite's own
 ``EchoPath`` (AEC3) and ``BargeIn`` judge it, as ``SatelliteCoordinator``
-does, one chunk at a time. What stands in for the satellite's player and
-speaker is ``ReplaySpeaker``: it plays the answer a chunk at a time, and a
-pause silences it ``PAUSE_LAG_S`` into the next chunk (the player's one
+does, one read at a time. What stands in for the satellite's player and
+speaker is ``ReplaySpeaker``: it plays the answer a read at a time, and a
+pause silences it ``PAUSE_LAG_S`` into the next read (the player's one
 10 ms block written ahead and the one in the device), as the real one does.
 
 What a replay cannot show, the real satellite in ``Room`` checks:
@@ -23,11 +23,12 @@ import time
 
 import numpy as np
 
-from devstack.room_air import CHUNK, Air, ShoeboxAir, SimpleAir
+from devstack.room_air import Air, ShoeboxAir, SimpleAir
 from devstack.room_presets import RATE, Preset, preset
 from voicestack_protocol import BargeInConfig, BargeInRequest
 from voicestack_satellite.barge_in import BargeIn
 from voicestack_satellite.echo_path import EchoPath
+from voicestack_satellite.mic_format import READ_SAMPLES
 from voicestack_satellite.voice_gate import VoiceGate
 
 PAUSE_LAG_S = 0.02  # the player's block written ahead and the one in the device
@@ -112,13 +113,13 @@ class Replay:
         make_barge_in: Callable[..., BargeIn] = BargeIn,
         min_speech_s: float = 0.3,
         echo_backend: str | None = None,
-        chunk: int = CHUNK,
+        chunk: int = READ_SAMPLES,
     ) -> None:
         """The ``room`` preset (reseeded with ``seed``), barge-in on, nobody enrolled.
 
         ``echo_backend``: the echo canceller's (``echo_cancel.BACKENDS``; None:
         the satellite's default). ``chunk``: mic samples per step (the
-        satellite's barge-in chunk).
+        satellite's mic read; 80 ms before 2026-11-28).
         """
         self.chunk = chunk
         self.preset = preset(room, seed)
@@ -166,7 +167,7 @@ class Replay:
         return Voice(onset, start + delay + len(samples))
 
     async def step(self) -> None:
-        """One 80 ms chunk: the speaker plays, the mic hears, the satellite judges."""
+        """One mic read: the speaker plays, the mic hears, the satellite judges."""
         speaker_at = self.air.written / self.air.rate * RATE  # the loop's clock
         played = self.speaker.block(self.chunk)
         if len(played):

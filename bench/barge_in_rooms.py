@@ -41,9 +41,9 @@ from bench.barge_in_stages import Stages, stages as stage_times
 from bench.common import figure, header, report
 from devstack import speech
 from devstack.ear import words
-from devstack.room_air import CHUNK
 from devstack.room_presets import RATE
 from devstack.voices import voice
+from voicestack_satellite.mic_format import READ_SAMPLES
 
 ROOMS = ("simple", "quiet", "hard", "tv")
 ECHO_S = 600.0
@@ -138,7 +138,7 @@ async def commands(
     room: str,
     echo_backend: str | None = None,
     *,
-    chunk: int = CHUNK,
+    chunk: int = READ_SAMPLES,
     stages: list[Stages] | None = None,
 ) -> tuple[list[tuple[bool, str, str]], list[float]]:
     """Per command: (word for word, text, heard); and each onset-to-paused time.

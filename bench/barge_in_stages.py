@@ -117,10 +117,10 @@ async def main_async(chunk_ms: int, rooms: tuple[str, ...]) -> None:
 
 
 def main() -> None:
-    """Print each room's stages (chunk in ms, then rooms; default 80 ms, all)."""
+    """Print each room's stages (read in ms, then rooms; default 20 ms, quiet, hard)."""
     header("barge-in: onset to paused, stage by stage (issue 26)")
     args = sys.argv[1:]
-    chunk_ms = int(args.pop(0)) if args and args[0].isdigit() else 80
+    chunk_ms = int(args.pop(0)) if args and args[0].isdigit() else 20
     asyncio.run(main_async(chunk_ms, tuple(args) or ("quiet", "hard")))
 
 

@@ -48,7 +48,7 @@ class MicClock:
     not jitter with the load.
     """
 
-    WINDOW = 64  # chunks (about 5 s)
+    WINDOW = 256  # mic reads (about 5 s)
 
     def __init__(self) -> None:
         """Nothing heard yet."""

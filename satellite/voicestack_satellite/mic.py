@@ -1,4 +1,4 @@
-"""Microphone sources, all yielding 16 kHz mono int16 chunks of CHUNK_SAMPLES.
+"""Microphone sources, all yielding 16 kHz mono int16 chunks of READ_SAMPLES.
 
 ``chunks(on_error)`` is the audio; ``on_error`` hears why it stopped coming (the
 recorder cannot start or exited), for the state hook.
@@ -26,11 +26,13 @@ import numpy as np
 
 from .audio import RATE, read_wav
 from .backoff import Backoff
-from .mic_format import CHUNK_SAMPLES, NATIVE, MicConverter, MicFormat
+from .mic_format import CHUNK_SAMPLES, NATIVE, READ_SAMPLES, MicConverter, MicFormat
 
 _LOGGER = logging.getLogger(__name__)
 
-CHUNK_BYTES = CHUNK_SAMPLES * 2  # VAD splits a chunk into 10 ms windows
+__all__ = ["CHUNK_SAMPLES", "CommandMic", "FileMic", "StdinMic"]
+
+READ_BYTES = READ_SAMPLES * 2  # VAD splits a read into 10 ms windows
 
 
 def _scaled(samples: np.ndarray, volume: float) -> np.ndarray:
@@ -57,19 +59,19 @@ class FileMic:
     ) -> AsyncIterator[np.ndarray]:
         """The file's audio in real time, then silence forever (no ``on_error``)."""
         loop = asyncio.get_running_loop()
-        silence = np.zeros(CHUNK_SAMPLES, dtype=np.int16)
+        silence = np.zeros(READ_SAMPLES, dtype=np.int16)
         # Before start: silence, so wake detection sees a steady stream.
         next_time = loop.time()
         position = 0
         while True:
             if self._started.is_set() and position < len(self._samples):
-                chunk = self._samples[position : position + CHUNK_SAMPLES]
+                chunk = self._samples[position : position + READ_SAMPLES]
                 position += len(chunk)
-                if len(chunk) < CHUNK_SAMPLES:
+                if len(chunk) < READ_SAMPLES:
                     chunk = np.concatenate([chunk, silence[len(chunk) :]])
             else:
                 chunk = silence
-            next_time += CHUNK_SAMPLES / RATE
+            next_time += READ_SAMPLES / RATE
             await asyncio.sleep(max(0.0, next_time - loop.time()))
             yield chunk
 
@@ -150,7 +152,7 @@ async def _chunks(
 ) -> AsyncIterator[np.ndarray]:
     """16 kHz mono chunks from ``stream`` until it ends."""
     if fmt.native:
-        while data := await _read_exactly(stream, CHUNK_BYTES):
+        while data := await _read_exactly(stream, READ_BYTES):
             yield np.frombuffer(data, dtype=np.int16)
         return
     converter = MicConverter(fmt)

@@ -9,7 +9,7 @@ so the conversion happens here, once, as the audio arrives:
 - rate: soxr's band-limited streaming resampler (``StreamConverter``), which
   filters out what lies above 8 kHz: without a filter, everything between 8 kHz
   and the device's Nyquist frequency would fold into the speech band;
-- chunks: exactly ``CHUNK_SAMPLES`` out, whatever the device's rate. soxr holds
+- chunks: exactly ``READ_SAMPLES`` out, whatever the device's rate. soxr holds
   back up to about 40 ms of audio (its filter, bench/mic_format.py); the chunks
   start with ``LEAD_S`` of silence in its place, so the samples that come out
   keep pace with the device's time.
@@ -23,7 +23,11 @@ import numpy as np
 
 from .audio import RATE, StreamConverter, to_mono_int16
 
-CHUNK_SAMPLES = 1280  # 80 ms at 16 kHz: openWakeWord's step
+CHUNK_SAMPLES = 1280  # 80 ms at 16 kHz: openWakeWord's step (what the listener gets)
+# 20 ms: how often the mic is read. Barge-in judges each read as it comes, so a
+# voice over an answer is not kept waiting for the rest of an 80 ms chunk
+# (measured: 44 ms off the median onset-to-paused, bench/barge_in_stages.py).
+READ_SAMPLES = 320
 LEAD_S = 0.05  # silence ahead of a resampled mic: more than soxr holds back
 
 
@@ -43,8 +47,8 @@ class MicFormat:
 
     @property
     def read_bytes(self) -> int:
-        """Bytes of about one chunk's time (80 ms) in this format."""
-        frames = max(1, round(CHUNK_SAMPLES * self.rate / RATE))
+        """Bytes of about one read's time (20 ms) in this format."""
+        frames = max(1, round(READ_SAMPLES * self.rate / RATE))
         return frames * self.width * self.channels
 
 
@@ -52,7 +56,7 @@ NATIVE = MicFormat()  # what the satellite works in
 
 
 class MicConverter:
-    """Raw PCM in ``MicFormat`` -> 16 kHz mono int16 chunks of ``CHUNK_SAMPLES``."""
+    """Raw PCM in ``MicFormat`` -> 16 kHz mono int16 chunks of ``READ_SAMPLES``."""
 
     def __init__(self, fmt: MicFormat) -> None:
         """The resampler starts at silence, and so do the chunks (``LEAD_S``)."""
@@ -72,6 +76,27 @@ class MicConverter:
         mono = to_mono_int16(data, fmt.width, fmt.channels, fmt.channel)
         converted = self._resampler.convert(mono.tobytes())
         pending = np.concatenate([self._pending, converted])
-        whole = len(pending) - len(pending) % CHUNK_SAMPLES
+        whole = len(pending) - len(pending) % READ_SAMPLES
         self._pending = pending[whole:]
-        return list(pending[:whole].reshape(-1, CHUNK_SAMPLES))
+        return list(pending[:whole].reshape(-1, READ_SAMPLES))
+
+
+class Rechunk:
+    """Reads of any length -> whole ``CHUNK_SAMPLES`` chunks (the listener's step)."""
+
+    def __init__(self) -> None:
+        """Nothing held."""
+        self._held: list[np.ndarray] = []
+        self._count = 0
+
+    def add(self, samples: np.ndarray) -> np.ndarray | None:
+        """The whole chunks ``samples`` completes (one array), else None."""
+        self._held.append(samples)
+        self._count += len(samples)
+        if self._count < CHUNK_SAMPLES:
+            return None
+        held = np.concatenate(self._held)
+        whole = len(held) - len(held) % CHUNK_SAMPLES
+        rest = held[whole:]
+        self._held, self._count = [rest], len(rest)
+        return held[:whole]

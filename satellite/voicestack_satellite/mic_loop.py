@@ -2,7 +2,7 @@
 
 A satellite that stops listening is broken whatever else works, so one exception
 while processing a chunk is logged and the next chunk is processed as usual. A
-fault that repeats must neither flood the log (12.5 chunks a second) nor leave a
+fault that repeats must neither flood the log (50 chunks a second) nor leave a
 deaf satellite running quietly: one traceback per minute of mic audio at most,
 with a count of the failures in between, ``on_error`` for the state hook (LEDs),
 and after 10 s of mic audio in which every chunk failed the loop gives up with
@@ -19,11 +19,11 @@ import logging
 import numpy as np
 
 from .audio import RATE
-from .mic_format import CHUNK_SAMPLES
+from .mic_format import READ_SAMPLES
 
 _LOGGER = logging.getLogger(__name__)
 
-CHUNKS_PER_S = RATE / CHUNK_SAMPLES  # 12.5
+CHUNKS_PER_S = RATE / READ_SAMPLES  # 50
 GIVE_UP_CHUNKS = round(10 * CHUNKS_PER_S)  # every chunk failed for 10 s
 REPORT_EVERY_CHUNKS = round(60 * CHUNKS_PER_S)  # at most one traceback a minute
 

@@ -9,9 +9,9 @@
   (``echo_path.EchoPath``, fed every block the player writes).
 
 The coordinator subscribes to the player: its ``on_progress`` and ``on_played``
-tell each part what it needs to know. Each mic chunk goes to the echo path,
-barge-in and enrollment, then (through ``--noise-suppression``/``--auto-gain``
-if set) to the listener.
+tell each part what it needs to know. Each mic read (20 ms) goes to the echo
+path, barge-in and enrollment at once; the listener gets 80 ms chunks (the wake
+word's step), through ``--noise-suppression``/``--auto-gain`` if set.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .enroller import Enroller
 from .feedback import Feedback, FeedbackState
 from .hooks import EventCommand
 from .listener import Listener
+from .mic_format import Rechunk
 from .peer import Peer
 from .peer_streams import PeerStreams
 from .player import Player
@@ -63,6 +64,7 @@ class SatelliteCoordinator:
         self._echo = echo
         self._enhancer = enhancer
         self._mic_end = 0  # absolute mic samples so far
+        self._to_listener = Rechunk()
         self.feedback = Feedback(
             player, sounds, hooks, timer_repeat=settings.timer_repeat
         )
@@ -94,7 +96,7 @@ class SatelliteCoordinator:
         await self.session.handle_peer(peer)
 
     async def process_mic(self, samples: np.ndarray) -> None:
-        """Handle one mic chunk: echo path, barge-in, enrollment, then the listener."""
+        """One mic read: echo path, barge-in, enrollment; whole chunks: the listener."""
         at, self._mic_end = self._mic_end, self._mic_end + len(samples)
         self._echo.clock.heard(self._mic_end, asyncio.get_running_loop().time())
         cleaned = self._echo.process(samples, at)
@@ -106,7 +108,9 @@ class SatelliteCoordinator:
             armed=not self.listener.streaming,
         )
         self.enroller.process(cleaned)
-        heard = samples if self._enhancer is None else self._enhancer.process(samples)
+        if (chunk := self._to_listener.add(samples)) is None:
+            return
+        heard = chunk if self._enhancer is None else self._enhancer.process(chunk)
         await self.listener.process(heard)
         if self.listener.streaming and self.enroller.active:
             self.enroller.cancel()  # a wake word started a request meanwhile

@@ -502,7 +502,7 @@ def test_more_connections_than_the_file_limit_allows_is_a_cli_error() -> None:
 
 async def _mic(chunks: int) -> AsyncIterator[np.ndarray]:
     for _ in range(chunks):
-        yield np.zeros(1280, dtype=np.int16)
+        yield np.zeros(320, dtype=np.int16)  # a 20 ms read
 
 
 async def test_a_failing_chunk_is_logged_and_listening_goes_on(
@@ -529,7 +529,7 @@ async def test_a_failing_chunk_is_logged_and_listening_goes_on(
 async def test_a_repeating_failure_is_reported_once_a_minute_and_counted(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Every other chunk fails for 160 s of mic audio: three reports, no exit."""
+    """Every other 20 ms read fails for 160 s of mic audio: three reports, no exit."""
     errors: list[str] = []
     count = 0
 
@@ -539,13 +539,13 @@ async def test_a_repeating_failure_is_reported_once_a_minute_and_counted(
         if count % 2:
             raise ValueError("odd")
 
-    await run_mic_loop(_mic(2000), process, errors.append)
+    await run_mic_loop(_mic(8000), process, errors.append)
 
     reports = [r.getMessage() for r in caplog.records if FAILED in r.getMessage()]
-    assert count == 2000
-    assert len(reports) == len(errors) == 3  # chunks 1, 751 and 1501
-    assert REPORT_EVERY_CHUNKS == 750
-    assert "(374 more failures since the last report)" in reports[1]
+    assert count == 8000
+    assert len(reports) == len(errors) == 3  # reads 1, 3001 and 6001
+    assert REPORT_EVERY_CHUNKS == 3000
+    assert "(1499 more failures since the last report)" in reports[1]
 
 
 async def test_a_mic_loop_that_fails_on_every_chunk_gives_up_after_10_s() -> None:
@@ -559,4 +559,4 @@ async def test_a_mic_loop_that_fails_on_every_chunk_gives_up_after_10_s() -> Non
     with pytest.raises(MicLoopError, match="every mic chunk failed for 10 s"):
         await run_mic_loop(_mic(1000), process, lambda _message: None)
 
-    assert count == GIVE_UP_CHUNKS == 125
+    assert count == GIVE_UP_CHUNKS == 500
