@@ -14,8 +14,12 @@ warm-up each, a new text each pair, the TTS cache cleared before every run:
 Per run: call -> the device has the audio, synthesized and decoded (what a
 listener waits for, roughly), and
 end of the audio -> the entity ``idle`` again (busy after its audio ended).
-Then one mixed burst (three messages at once) on the device and on a media
-player (``RecordingPlayer``): what each played, and whether any call raised.
+Then one mixed burst (three messages at once) on the device, a media player
+(``RecordingPlayer``) and a stock Wyoming satellite (our satellite in stock mode
+under Home Assistant's own ``wyoming`` integration, ``devstack.stock_satellite``,
+fetching the message over Home Assistant's HTTP): what each played (the stock
+one's audio transcribed), whether any call raised, and how long the stock
+satellite's entity stayed busy after its audio ended.
 
     scripts/ha-run .venv/bin/python -m bench.announce_assist_satellite [--runs 10]
 """
@@ -44,10 +48,11 @@ from bench.common import figure, header, report
 from custom_components.voicestack.const import DOMAIN
 from devstack import speech
 from devstack.engines import start_engines, warm_up
-from devstack.home import HA_VERSION, Home
+from devstack.home import HA_VERSION, Home, Owner
 from devstack.recording_player import RecordingPlayer, add_players
 from devstack.recording_satellite import RecordingSatellite, add_satellites
 from devstack.runner import run_bench
+from devstack.stock_satellite import StockSatellite, hearing_silence
 from devstack.waiting import wait_for
 
 PATHS = ("voicestack.announce", "assist_satellite.announce")
@@ -83,11 +88,33 @@ async def one_run(
     return said.ready - called, idle_at[-1] - said.ended
 
 
+async def stock_satellite(
+    home: Home, stack: AsyncExitStack, workdir: Path
+) -> StockSatellite:
+    """Our satellite in stock mode, added to Home Assistant's ``wyoming``."""
+    process = await stack.enter_async_context(
+        hearing_silence(workdir / "stock", "bench-stock")
+    )
+    entry = await home.add_satellite(Owner.WYOMING, process.port)
+    stack.push_async_callback(home.remove, entry)  # before the process stops
+    entity_id = home.entity_of(entry, "assist_satellite")
+    await wait_for(
+        lambda: home.hass.states.get(entity_id).state == AssistSatelliteState.IDLE,  # type: ignore[union-attr]
+        30.0,
+        "the stock satellite connected",
+    )
+    return StockSatellite(entity_id, process, home.entity_states)
+
+
 async def mixed_burst(
-    home: Home, device: RecordingSatellite, player: RecordingPlayer
+    home: Home,
+    device: RecordingSatellite,
+    player: RecordingPlayer,
+    stock: StockSatellite,
 ) -> None:
-    """Three messages at once on both; each hears the merged text once."""
+    """Three messages at once on all three; each hears the merged text once."""
     errors = 0
+    targets = [device.entity_id, player.entity_id, stock.entity_id]
     for door in ("Front", "Back", "Garage"):
         try:
             await home.hass.services.async_call(
@@ -97,19 +124,28 @@ async def mixed_burst(
                     "message": f"{door} door opened",
                     "category": "warning",
                     "source": door,
-                    "entity_id": [device.entity_id, player.entity_id],
+                    "entity_id": targets,
                 },
                 blocking=True,
             )
         except Exception:  # noqa: BLE001 - counted: the goal is none
             errors += 1
-    await wait_for(lambda: device.announced and player.calls, 60.0, "the burst")
+    await wait_for(
+        lambda: bool(device.announced and player.calls and stock.played()),
+        60.0,
+        "the burst",
+    )
     await asyncio.sleep(3.0)  # anything said twice would come within this
     report(f"mixed burst: device said {[a.message for a in device.announced]}")
     report(f"mixed burst: player played {len(player.calls)} time(s); errors {errors}")
+    report(f"mixed burst: stock Wyoming satellite heard {stock.heard()}")
+    report(
+        "mixed burst: stock satellite busy after its audio ended "
+        f"{stock.busy_after_played_s():.3f} s (negative: idle before the end)"
+    )
     states = {
         e: home.hass.states.get(e).state  # type: ignore[union-attr]
-        for e in (device.entity_id, player.entity_id)
+        for e in targets
     }
     report(f"mixed burst: states after {states}")
 
@@ -145,8 +181,9 @@ async def bench(args: argparse.Namespace, workdir: Path) -> int:
         player = RecordingPlayer("Bench player")
         players = await add_players(home.hass, [player])
         stack.push_async_callback(players.async_reset)
+        stock = await stock_satellite(home, stack, workdir)
         device.announced.clear()
-        await mixed_burst(home, device, player)
+        await mixed_burst(home, device, player, stock)
     report()
     report(
         "| path | call -> audio at the device, median / p95 | busy after its end, max |"

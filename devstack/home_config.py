@@ -28,6 +28,9 @@ homeassistant:
   country: NL
   currency: EUR
   language: en
+  # Served on loopback only: Home Assistant's own URL for itself (an announce on
+  # a stock Wyoming satellite has ffmpeg fetch the message from it) is too.
+  internal_url: http://127.0.0.1:{http_port}
 http:
   server_host: 127.0.0.1
   server_port: {http_port}
