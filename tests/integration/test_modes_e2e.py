@@ -34,6 +34,9 @@ from tests.integration.dialog import open_dialog
 pytestmark = pytest.mark.e2e
 
 
+# What it checks is VoiceStack's, the same on every version: the newest only,
+# for the CI's 45 minutes (scripts/test deselects newest_ha on the oldest).
+@pytest.mark.newest_ha
 async def test_dictation_keeps_command_words_verbatim_in_the_notes_file(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
