@@ -68,12 +68,17 @@ class StockSatellite:
 
 
 @asynccontextmanager
-async def hearing_silence(folder: Path, name: str) -> AsyncIterator[RunningSatellite]:
+async def hearing_silence(
+    folder: Path, name: str, port: int | None = None
+) -> AsyncIterator[RunningSatellite]:
     """Our satellite named ``name`` hearing silence, its files in ``folder`` (new).
 
     Its own folder: another satellite in the same run writes the same names.
+    ``port`` starts it where one listened before (back after an outage).
     """
     await asyncio.to_thread(folder.mkdir)
     mic = speech.write_wav(folder / "mic.wav", speech.silence(1.0))
-    async with satellite(folder, "--mic-file", str(mic), "--name", name) as process:
+    async with satellite(
+        folder, "--mic-file", str(mic), "--name", name, port=port
+    ) as process:
         yield process
