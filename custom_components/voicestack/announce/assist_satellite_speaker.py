@@ -11,7 +11,9 @@ refuses (``SatelliteBusyError``) while another announcement plays. So ``say``
 first waits, at most ``idle_wait_s``, for the entity to be ``idle``: a person
 talking to the device is not cut off, and an announcement Home Assistant plays
 there is let finish. The call blocks until the device has played the message
-(the entity is ``responding`` for exactly that time and ``idle`` after); it is
+(the entity is ``responding`` for exactly that time and ``idle`` after; under
+Home Assistant's ``wyoming`` integration, until the satellite reports
+``played`` or at most the audio's length and 0.5 s after it was sent); it is
 bounded by ``ANNOUNCE_TIMEOUT_S`` plus a time per character.
 
 Home Assistant refuses an announcement (``SatelliteBusyError``) while another
@@ -29,6 +31,8 @@ made again on a new entity object (its integration reloaded).
 Nothing escapes as an exception except cancellation: a device busy too long, a
 refused or failing call end ``failed``, an unavailable device ``lost``, each
 with a log line, and the announcer's retry and drop rules take it from there.
+A stock Wyoming satellite that is disconnected is ``failed``, not ``lost``:
+Home Assistant keeps its entity available and says nothing when it is back.
 A critical cuts the call short (cancelled), which ends Home Assistant's
 announcement on the entity; whether the device's own audio stops at once is up
 to its integration.
