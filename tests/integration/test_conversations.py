@@ -2,7 +2,9 @@
 
 Real Home Assistant, Piper, whisper and the satellite subprocess with a live mic;
 the agent is scripted (it stands in for an LLM agent, none can run here) and
-records what it was asked, with which conversation id.
+records what it was asked, with which conversation id. The follow-up loop's
+own rules run on the newest Home Assistant only (``newest_ha``); the memory
+policy, which rests on Home Assistant's conversation ids, on both.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ async def dialog_with(
     return dialog, turns, ended
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_three_turns_then_the_loop_closes_and_speech_without_a_wake_word_is_ignored(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
@@ -163,6 +166,7 @@ async def test_three_turns_then_the_loop_closes_and_speech_without_a_wake_word_i
     )
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_at_the_turn_limit_a_question_is_followed_by_the_closing(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
@@ -189,6 +193,7 @@ async def test_at_the_turn_limit_a_question_is_followed_by_the_closing(
     assert [e.data["reason"] for e in ended] == ["max_turns"]
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_stop_ends_the_conversation_after_the_first_turn(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
@@ -255,6 +260,7 @@ async def test_the_memory_policy_decides_which_conversation_a_turn_continues(
     assert [list(dict.fromkeys(ids)).index(i) for i in ids] == expected
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_fragments_after_an_action_make_one_request_and_one_answer(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
@@ -286,6 +292,7 @@ async def test_fragments_after_an_action_make_one_request_and_one_answer(
     assert len(turns) == 2  # one answer, not two
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_a_late_transcript_of_one_fragment_does_not_cut_the_next(
     hass: HomeAssistant,
     tmp_path: Path,
@@ -341,6 +348,7 @@ async def test_a_late_transcript_of_one_fragment_does_not_cut_the_next(
     assert {"kitchen", "living", "room", "lamp"} <= set(words(agent.texts[1]))
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_a_stop_word_after_fragments_drops_them_and_ends_the_session(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
@@ -364,6 +372,7 @@ async def test_a_stop_word_after_fragments_drops_them_and_ends_the_session(
     assert not sensor.attributes["buffering"]
 
 
+@pytest.mark.newest_ha  # the loop's own: the memory policy runs on both
 async def test_an_emergency_fragment_sends_the_buffer_at_once(
     hass: HomeAssistant, tmp_path: Path, stack: AsyncExitStack, pipeline: Pipeline
 ) -> None:
