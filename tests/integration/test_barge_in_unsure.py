@@ -80,9 +80,12 @@ def last_stream(home: Home) -> str:
     return home.peer.sent("audio-start")[-1].data["stream"]
 
 
-async def unsure_over_the_answer(home: Home) -> tuple[str, int]:
+async def unsure_over_the_answer(
+    home: Home, normalized: float | None = None
+) -> tuple[str, int]:
     """Ask for the house report; pause it in its second sentence; the gate is unsure.
 
+    ``normalized``: the score against the cohort the satellite reports too.
     The answer's stream and its second sentence's first sample.
     """
     await home.peer.say(speech.speak("Tell me about the house."))
@@ -101,8 +104,15 @@ async def unsure_over_the_answer(home: Home) -> tuple[str, int]:
         seconds=1.3,
         verdict="unsure",
         closest="person.alice",
+        **({} if normalized is None else {"normalized": normalized}),
     )
-    await wait_for(lambda: home.peer.sent(protocol.BARGE_IN_REQUEST), 5, "request")
+    await wait_for(
+        lambda: (
+            home.peer.sent(protocol.BARGE_IN_REQUEST) or home.peer.sent(protocol.RESUME)
+        ),
+        5,
+        "a held request or a resume",
+    )
     return stream, second
 
 
@@ -177,3 +187,18 @@ async def test_unsure_and_no_command_resumes_the_answer_and_nothing_is_said(
     outcomes = [e.data["outcome"] for e in utterances]
     assert outcomes[:2] == ["routed", "resumed"], outcomes
     assert ANSWER.startswith("Here is the news")
+
+
+async def test_unsure_but_unlike_the_user_against_the_cohort_resumes_at_once(
+    hass: HomeAssistant, home: Home
+) -> None:
+    """A raw score in the band, but closer to the cohort's voices than the user's."""
+    stream, second = await unsure_over_the_answer(home, normalized=-6.1)
+    await report(home, "played", stream=stream, state="played")
+    await wait_for(lambda: not home.runtime.hub.speaker.busy, 10, "answer over")
+
+    assert not home.peer.sent(protocol.BARGE_IN_REQUEST)
+    assert home.peer.sent(protocol.RESUME)[0].data == {"offset": second}
+    assert kinds(home) == ["pause", "resume"]
+    assert home.records[-1].data["reason"] == "other_speaker"
+    assert home.records[-1].data["normalized"] == -6.1

@@ -64,6 +64,9 @@ DEFAULT_MIN_SPEECH_S: Final = 0.3
 # has it judges normalized scores in its own bands and says which in the
 # ``voicestack-voice`` event (docs/barge-in.md).
 GATE_THRESHOLD: Final = 0.70
+# A "not sure" voice whose cohort-normalized score is under this is closer to
+# the cohort's voices than to the user's: taken for another voice.
+UNSURE_FLOOR: Final = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,13 +280,24 @@ class BargeInControl:
         self._core.verdict(token, self._verdict_of(report))
 
     def _verdict_of(self, report: VoiceReport) -> Verdict:
-        """The gate's verdict; "not sure" only where the answer can be held."""
+        """The gate's verdict; "not sure" only where it may still be the user.
+
+        Not where the answer cannot be held (an older satellite flushes a held
+        request), nor where the cohort says the voice is unlike the user's:
+        a listener heard espeak-ng's command taken at a raw 0.68 whose
+        normalized score was -6.1.
+        """
         if report.person is not None:
             return Verdict.ENROLLED
         block = self._hub.identity.voicestack
-        if report.verdict == Verdict.UNSURE and block is not None and block.hold:
+        if (
+            report.verdict == Verdict.UNSURE
+            and block is not None
+            and block.hold
+            and (report.normalized is None or report.normalized >= UNSURE_FLOOR)
+        ):
             return Verdict.UNSURE
-        return Verdict.OTHER  # an older satellite flushes a held request: resume
+        return Verdict.OTHER
 
     @property
     def checking(self) -> bool:
