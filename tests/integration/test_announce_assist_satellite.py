@@ -16,7 +16,6 @@ a device that waits while it is busy or unavailable.
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -272,39 +271,6 @@ async def test_a_burst_is_heard_once_on_a_stock_wyoming_satellite(
     assert words(mail) == words("The mail is here.")
     assert [e["outcome"] for e in statuses(events, "finished")] == ["played"] * 2
     assert device.busy_after_played_s() < IDLE_AFTER_PLAYED_S
-
-
-async def test_a_disconnected_stock_wyoming_satellite_fails_the_message(
-    hass: HomeAssistant, stack: AsyncExitStack, tmp_path: Path, lobby: Lobby
-) -> None:
-    """Home Assistant keeps the entity available while its satellite is gone.
-
-    Its announce then raises; the message ends ``failed`` (a ``normal`` one is
-    dropped), nothing is left waiting, and once the satellite is back (Home
-    Assistant reconnects) the next message is heard.
-    """
-    device, events = lobby
-    device.process.process.terminate()
-    await asyncio.to_thread(device.process.process.wait, 10)
-    await announce(hass, message="The mail is here.", entity_id=device.entity_id)
-    await wait_for(lambda: statuses(events, "dropped"), 30, "its fate")
-
-    (dropped,) = statuses(events, "dropped")
-    assert (dropped["text"], dropped["reason"]) == ("The mail is here.", "failed")
-    assert hass.states.get(device.entity_id).state == AssistSatelliteState.IDLE
-    assert device.played() == []
-
-    back = StockSatellite(
-        device.entity_id,
-        await stack.enter_async_context(
-            hearing_silence(tmp_path / "back", "stock-satellite", device.process.port)
-        ),
-        device.states,
-    )
-    await wait_for(lambda: "Run by" in back.process.log_text(), 30, "reconnected")
-    await announce(hass, message="The dryer is done.", entity_id=device.entity_id)
-    await wait_for(lambda: bool(back.played()), 60, "heard once back")
-    assert [words(heard) for heard in back.heard()] == [words("The dryer is done.")]
 
 
 async def test_a_mixed_burst_is_heard_once_on_every_kind_of_speaker(
