@@ -28,7 +28,7 @@ from devstack.voicestack_entry import runtime_of, satellite_entity
 from devstack.waiting import wait_for
 from tests.integration.assist import add_voicestack, set_up_assist, words
 from tests.integration.test_voice_loop import hearing_nothing
-from voicestack_satellite.mic import CHUNK_SAMPLES
+from voicestack_satellite.mic_format import READ_SAMPLES
 
 pytestmark = pytest.mark.e2e
 
@@ -54,12 +54,13 @@ def samples(pcm: bytes) -> int:
 def file_start(mic_pcm: bytes, preroll: bytes, cut: int) -> int | None:
     """The mic sample the WAV began at: the satellite hears silence before it.
 
-    The WAV starts at a chunk boundary (the first ``run-satellite``); the one
+    The WAV starts at a mic read's boundary (the first ``run-satellite``; 20 ms
+    reads since 2026-11-28: on an 80 ms step this found it 1 time in 4); the one
     start where the WAV holds the recording's preroll right before the cut.
     """
     starts = [
         start
-        for start in range(0, cut - WAKE_PREROLL + 1, CHUNK_SAMPLES)
+        for start in range(0, cut - WAKE_PREROLL + 1, READ_SAMPLES)
         if mic_pcm[(cut - WAKE_PREROLL - start) * 2 : (cut - start) * 2] == preroll
     ]
     return starts[0] if len(starts) == 1 else None
