@@ -122,6 +122,11 @@ class BargeIn:
         detected. What the gate and a request hear of them: ``capture.py``.
         """
         self._capture.heard(raw, mic)
+        # Every chunk, listening or not (a held answer pauses what is watched).
+        if self._held is not None and end - self._held[1] >= GIVE_UP_S * RATE:
+            _LOGGER.warning("Held answer not resumed in %s s: flushing", GIVE_UP_S)
+            self._player.flush(only=self._held[0].__eq__)
+            self._held = None
         listen = self.config.enabled and armed
         if listen and self.phase is Phase.WATCH and self._watched() is None:
             self._reset_run()
@@ -143,10 +148,6 @@ class BargeIn:
 
     def _step(self, speech: bool, at: int) -> None:
         """One 10 ms window starting at mic sample ``at``."""
-        if self._held is not None and at - self._held[1] >= GIVE_UP_S * RATE:
-            _LOGGER.warning("Held answer not resumed in %s s: flushing", GIVE_UP_S)
-            self._player.flush(only=self._held[0].__eq__)
-            self._held = None
         if speech:
             if self._onset is None:
                 self._onset = at

@@ -110,3 +110,17 @@ async def test_a_held_answer_flushed_lets_the_reply_be_heard(tmp_path: Path) -> 
 
     assert flushed.data == {"stream": "s1", "state": "flushed"}
     assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
+
+
+async def test_a_held_answer_nobody_settles_is_flushed_and_the_next_plays(
+    tmp_path: Path,
+) -> None:
+    """No resume or flush from the owner: the satellite lets go of it by itself."""
+    async with living_room(tmp_path, barge_in=config()) as home:
+        await _held_request(home)
+        given_up, _ = await read_until(home.owner, "played", 20)  # GIVE_UP_S: 15 s
+        sent = await play_answer(home, "s2", text=REPLY)
+        heard = await _heard(home, "s2", sent)
+
+    assert given_up.data == {"stream": "s1", "state": "flushed"}
+    assert re.fullmatch(r"\s*turned on the fan\.\s*", heard), heard
