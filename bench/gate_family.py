@@ -17,7 +17,7 @@ Every gate in ``GATES`` in one run, on the same voices and conditions:
 - **s-norm** and **augmented** (issue 28's first candidates, not shipped):
   the phrases also embedded over noise (``bench/gate_enrollment.py``), scores
   normalized against the shipped cohort, or the cosine;
-- **speex**, **nopad**, **segments**, **2.0 s**: what the encoder hears
+- **speex**, **nopad**, **segments**, **2.0 s**, **looped**: what the encoder hears
   changed (``bench/gate_candidates.py``), the cosine against 0.70;
 - **pooled**, **matched**, **either**: the test side normalized against a
   cohort heard in every condition (pooled), in the test's own (matched: an
@@ -217,6 +217,11 @@ class Gate:
     treatment: str = ""
     window_s: float = GATE_WINDOW_S
 
+    @property
+    def enrolled_as(self) -> str:
+        """The treatment the enrollment's phrases get (``looped``: none, as shipped)."""
+        return "" if self.treatment == "looped" else self.treatment
+
     def verdict(self, score: float) -> str:
         """The band ``score`` falls in."""
         if score >= self.accept:
@@ -235,6 +240,7 @@ GATES = (
     Gate("nopad", treatment="nopad"),
     Gate("segments", treatment="segments"),
     Gate("2.0 s", window_s=2.0),
+    Gate("looped", treatment="looped"),
     Gate("pooled", "pooled", 3.0, 2.5),
     Gate("matched", "matched", 3.0, 2.5),
     Gate("either", "either", 3.0, 2.5),
@@ -255,12 +261,12 @@ class Scorer:
 
     def voiceprints(self, gate: Gate) -> dict[str, np.ndarray]:
         """Each enrolled voice's voiceprint as ``gate`` enrolls it."""
-        key = (gate.enrollment, gate.treatment)
+        key = (gate.enrollment, gate.enrolled_as)
         if key not in self._prints:
             self._prints[key] = {
                 name: augmented_voiceprint(self.embeddings, name)
                 if gate.enrollment == "augmented"
-                else current_voiceprint(self.embeddings, name, gate.treatment)
+                else current_voiceprint(self.embeddings, name, gate.enrolled_as)
                 for name in ENROLLED
             }
         return self._prints[key]
