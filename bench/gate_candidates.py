@@ -12,9 +12,9 @@ score is read:
 - ``nopad``: the 1.4 s window as one LSTM pass, not padded with silence to
   Resemblyzer's 1.6 s partial;
 - ``segments``: the normalized mean of 0.8 s sub-windows every 0.2 s;
-- ``looped`` (what ships since 2026-11-28, ``voiceprint.encoder.loop``): the
-  judged speech repeated end to end to ``LOOP_S`` instead of padded with
-  zeros (the enrollment's phrases as before);
+- ``looped <seconds>`` (``voiceprint.encoder.loop``; 1.6 s, ``LOOP_S``, ships
+  since 2026-11-28): the judged speech repeated end to end to that length
+  instead of padded with zeros (the enrollment's phrases as before);
 - the window's length (``Take.window_s``: 2.0 s, over the 1.5 s budget, to see
   what length buys);
 - a **cohort heard in the gate's conditions**: the cohort's espeak-ng voices
@@ -32,7 +32,6 @@ from typing import Final
 
 import numpy as np
 
-from voicestack_satellite.voice_gate import LOOP_S
 from voicestack_satellite.voiceprint.calibration import COHORT_PATH
 
 COHORT_VARIANTS: Final = tuple(  # the shipped cohort's espeak-ng variants
@@ -65,8 +64,9 @@ def embed(encoder: object, samples: np.ndarray, treatment: str) -> np.ndarray:
         preprocess,
     )
 
-    if treatment == "looped":
-        return encoder.embed_pcm(samples, loop_s=LOOP_S)  # type: ignore[attr-defined,no-any-return]
+    if treatment.startswith("looped "):
+        loop_s = float(treatment.removeprefix("looped "))
+        return encoder.embed_pcm(samples, loop_s=loop_s)  # type: ignore[attr-defined,no-any-return]
     wav = preprocess(pcm_to_float(samples))
     mel = mel_spectrogram(wav)
     if treatment == "nopad":

@@ -220,7 +220,7 @@ class Gate:
     @property
     def enrolled_as(self) -> str:
         """The treatment the enrollment's phrases get (``looped``: none, as shipped)."""
-        return "" if self.treatment == "looped" else self.treatment
+        return "" if self.treatment.startswith("looped") else self.treatment
 
     def verdict(self, score: float) -> str:
         """The band ``score`` falls in."""
@@ -240,7 +240,8 @@ GATES = (
     Gate("nopad", treatment="nopad"),
     Gate("segments", treatment="segments"),
     Gate("2.0 s", window_s=2.0),
-    Gate("looped", treatment="looped"),
+    Gate("looped 3.2", treatment="looped 3.2"),
+    Gate("looped 1.6", treatment="looped 1.6"),
     Gate("pooled", "pooled", 3.0, 2.5),
     Gate("matched", "matched", 3.0, 2.5),
     Gate("either", "either", 3.0, 2.5),

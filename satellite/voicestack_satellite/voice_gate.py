@@ -41,8 +41,9 @@ from .voiceprint.calibration import Cohort, CohortStats, Score
 _LOGGER = logging.getLogger(__name__)
 
 UNSURE_BAND: Final = 0.05  # a cosine this far under the threshold: not sure
-# Judged speech shorter than this is looped to it (``voiceprint.encoder.loop``).
-LOOP_S: Final = 3.2
+# Judged speech shorter than the encoder's one partial window (1.6 s) is looped
+# to fill it (``voiceprint.encoder.loop``), not padded with zeros.
+LOOP_S: Final = 1.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +109,8 @@ class VoiceGate:
         """``judge`` the voice in ``samples`` (verdict "other" if it holds none).
 
         The speech is looped to ``LOOP_S``: a short command ("Turn on the fan.",
-        0.8 s) padded with zeros scored 0.60 against its own speaker's
-        voiceprint in a reverberant room, 0.72 looped, while other voices kept
+        0.8 s) padded with zeros scored 0.64 against its own speaker's
+        voiceprint in a reverberant room, 0.71 looped, while other voices kept
         their scores (bench/gate_rooms.py). Enrollment phrases are embedded as
         they are: looping them too took the user less often, others more.
         """

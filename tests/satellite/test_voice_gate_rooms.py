@@ -19,7 +19,7 @@ import numpy as np
 from bench.barge_in_gate import ENROLL_PHRASES
 from bench.gate_rooms import SHORT, THRESHOLD, _heard
 from devstack.voices import voice
-from voicestack_satellite.voice_gate import GateVerdict, VoiceGate
+from voicestack_satellite.voice_gate import LOOP_S, GateVerdict, VoiceGate
 from voicestack_satellite.voiceprint import SpeakerEncoder
 from voicestack_satellite.voiceprint.encoder import loop
 
@@ -81,6 +81,6 @@ def test_looping_leaves_a_voice_its_own() -> None:
     encoder = SpeakerEncoder.from_resemblyzer()
     joe_print = encoder.embed_pcm(_said("joe", ENROLL_PHRASES[:1])[0])
     joe, other = _said("joe", (SHORT,))[0], _said("espeak-gb", (SHORT,))[0]
-    own = float(joe_print @ encoder.embed_pcm(joe, loop_s=3.2))
-    others = float(joe_print @ encoder.embed_pcm(other, loop_s=3.2))
+    own = float(joe_print @ encoder.embed_pcm(joe, loop_s=LOOP_S))
+    others = float(joe_print @ encoder.embed_pcm(other, loop_s=LOOP_S))
     assert own - others > 0.15, (own, others)

@@ -211,10 +211,9 @@ def loop(wav: np.ndarray, seconds: float) -> np.ndarray:
     Why: Resemblyzer pads speech shorter than its 1.6 s partial with zeros,
     and the voiceprint is the LSTM's state after the last frame: after half
     a second of zeros that state has drifted from the voice. A short command
-    (0.8 s of "Turn on the fan.") then scored 0.60 against its speaker's own
-    voiceprint in a reverberant room and 0.72 looped (bench/gate_rooms.py).
-    Looped to 3.2 s the speech also fills three partials that start at
-    different points in it, and their mean is steadier than one.
+    (0.8 s of "Turn on the fan.") scored 0.64 against its speaker's own
+    voiceprint in a reverberant room, 0.71 looped to the partial's length
+    (bench/gate_rooms.py).
     """
     wanted = round(seconds * SAMPLE_RATE)
     if len(wav) == 0 or len(wav) >= wanted:
