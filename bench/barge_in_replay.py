@@ -11,6 +11,12 @@ speaker is ``ReplaySpeaker``: it plays the answer a read at a time, and a
 pause silences it ``PAUSE_LAG_S`` into the next read (the player's one
 10 ms block written ahead and the one in the device), as the real one does.
 
+A real speaker starts each run of playback (an answer after silence, a
+resume) a little later than the player's clock says, by an amount that
+differs from start to start: ``start_lag_s`` draws it (seeded) for each run,
+so the echo's delay against the satellite's reference moves between answers
+as it does on a real satellite (0 by default: the delay never moves).
+
 What a replay cannot show, the real satellite in ``Room`` checks:
 ``bench/barge_in_live.py`` and ``bench/barge_in.py``.
 """
@@ -114,15 +120,21 @@ class Replay:
         min_speech_s: float = 0.3,
         echo_backend: str | None = None,
         chunk: int = READ_SAMPLES,
+        start_lag_s: tuple[float, float] = (0.0, 0.0),
     ) -> None:
         """The ``room`` preset (reseeded with ``seed``), barge-in on, nobody enrolled.
 
         ``echo_backend``: the echo canceller's (``echo_cancel.BACKENDS``; None:
         the satellite's default). ``chunk``: mic samples per step (the
-        satellite's mic read; 80 ms before 2026-11-28).
+        satellite's mic read; 80 ms before 2026-11-28). ``start_lag_s``: the
+        range each run of playback starts late in, drawn per run.
         """
         self.chunk = chunk
         self.preset = preset(room, seed)
+        self.start_lag_s = start_lag_s
+        self._lags = np.random.default_rng([self.preset.seed, 2])
+        self.lag_s = 0.0  # how late the speaker plays the run it plays now
+        self._idle = True  # the speaker played nothing in the last read
         self.air: Air = (
             SimpleAir(self.preset.echo_db, self.preset.delay_s)
             if self.preset.simple
@@ -141,6 +153,9 @@ class Replay:
         )
         self.barge_in.configure(BargeInConfig(enabled=True, min_speech_s=min_speech_s))
         self.reports: list[int] = []  # mic sample of each barge-in report
+        # True: the owner answers a report by waiting (the bench resumes it, as
+        # for another voice); False: it takes the speech as the user's request.
+        self.owner_waits = False
         self.mic_end = 0  # mic samples heard
         self.streaming: list[np.ndarray] | None = None  # a request's live mic
         self.recording: list[np.ndarray] | None = None  # the mic, while set
@@ -170,8 +185,11 @@ class Replay:
         """One mic read: the speaker plays, the mic hears, the satellite judges."""
         speaker_at = self.air.written / self.air.rate * RATE  # the loop's clock
         played = self.speaker.block(self.chunk)
+        if len(played) and self._idle:
+            self.lag_s = float(self._lags.uniform(*self.start_lag_s))
+        self._idle = not len(played)
         if len(played):
-            self.air.play(speaker_at, played)
+            self.air.play(speaker_at + self.lag_s * RATE, played)
         mic = self.air.take(self.chunk)
         started = time.process_time()
         at, self.mic_end = self.mic_end, self.mic_end + len(mic)
@@ -199,7 +217,7 @@ class Replay:
             self.recording.append(mic)
         if self.streaming is not None:
             self.streaming.append(mic)
-        elif len(self.reports) > reported:  # the owner: the user's (no gate)
+        elif len(self.reports) > reported and not self.owner_waits:  # the user's
             await self.barge_in.request(BargeInRequest(OWNER))
 
     async def run(self, seconds: float) -> None:

@@ -36,6 +36,15 @@ ECHO_SPREAD_S: Final = 0.3  # the echo's delay and tail after the reference
 # Then the room's reverberation dies away: 60 dB in 0.7 s (a reverberant room)
 # at the slowest, per 10 ms window in amplitude.
 TAIL_DECAY: Final = 10 ** (-60 / 0.7 / 100 / 20)
+# A run of playback that starts after this much silence starts the speaker
+# afresh: its start latency differs from the last run's by 10-20 ms (measured
+# on a satellite in devstack.room.Room), so the echo's delay against the
+# reference moves, and AEC3 takes up to about a second to find it again,
+# leaving the echo only 8-10 dB down meanwhile (0 dB in one run). For
+# ``SETTLE_S`` the echo may be ``SETTLE_DB`` louder than the reference says.
+SETTLE_IDLE_S: Final = 0.1
+SETTLE_S: Final = 1.0
+SETTLE_DB: Final = 6.0
 
 
 class MicClock:
@@ -94,6 +103,10 @@ class EchoPath:
         self._levels: deque[float] = deque(maxlen=round(ECHO_SPREAD_S * RATE / FRAME))
         self._tail = 0.0  # the echo's level dying away after the spread
         self.cancel = True  # Home Assistant's switch: off turns ``aec`` into the gate
+        self._written_until = 0  # mic sample where the last written block ends
+        self._settle = (0, 0)  # mic samples where the canceller re-finds the echo
+        self.settle_s = SETTLE_S  # 0: no settling (the rule before; benches' anchor)
+        self._at = 0  # mic sample of the last ``process``
 
     def echo_levels(self) -> np.ndarray:
         """Per 10 ms window of the last ``process``: how loud the echo may be there.
@@ -102,7 +115,9 @@ class EchoPath:
         ``ECHO_SPREAD_S`` before it (the room's delay and early reflections),
         at most, then dying away as the slowest room's reverberation does
         (``TAIL_DECAY``). What is left of the echo after cancellation is far
-        below it, someone talking over the answer is not.
+        below it, someone talking over the answer is not. In the first
+        ``SETTLE_S`` of a run of playback after silence, ``SETTLE_DB`` more:
+        the canceller is finding the echo's new delay.
         """
         if self.mode == "external":
             return np.zeros(0)
@@ -116,6 +131,9 @@ class EchoPath:
             self._levels.append(level)
             self._tail = max(*self._levels, self._tail * TAIL_DECAY)
             out[index] = self._tail
+        start, end = self._settle
+        at = self._at + FRAME * np.arange(frames)
+        out[(at >= start) & (at < end)] *= 10 ** (SETTLE_DB / 20)
         return out
 
     @property
@@ -136,12 +154,16 @@ class EchoPath:
             return
         reference = self._resample(samples)
         at = self.clock.sample_at(heard_at)
+        if at > self._written_until + SETTLE_IDLE_S * RATE:  # the speaker restarts
+            self._settle = (at, at + round(self.settle_s * RATE))
+        self._written_until = max(self._written_until, at + len(reference))
         self._gate.played(reference, at)
         if self._canceller is not None:
             self._canceller.played(reference, at)
 
     def process(self, mic: np.ndarray, at: int) -> np.ndarray:
         """The mic chunk starting at mic sample ``at``, its echo handled."""
+        self._at = at
         if self.mode == "external":
             return mic
         gated = self._gate.process(mic, at)  # also lets its reference move on
