@@ -103,7 +103,7 @@ class EchoPath:
         self._levels: deque[float] = deque(maxlen=round(ECHO_SPREAD_S * RATE / FRAME))
         self._tail = 0.0  # the echo's level dying away after the spread
         self.cancel = True  # Home Assistant's switch: off turns ``aec`` into the gate
-        self._written_until = 0  # mic sample where the last written block ends
+        self._written_until = -RATE  # mic sample where the last block written ends
         self._settle = (0, 0)  # mic samples where the canceller re-finds the echo
         self.settle_s = SETTLE_S  # 0: no settling (the rule before; benches' anchor)
         self._at = 0  # mic sample of the last ``process``
@@ -155,8 +155,14 @@ class EchoPath:
         reference = self._resample(samples)
         at = self.clock.sample_at(heard_at)
         if at > self._written_until + SETTLE_IDLE_S * RATE:  # the speaker restarts
-            self._settle = (at, at + round(self.settle_s * RATE))
-        self._written_until = max(self._written_until, at + len(reference))
+            start, end = self._settle
+            # The mic may not have reached the last run's settling yet (it lags
+            # the player by a read or more): both count.
+            start = start if end > self._at else at
+            self._settle = (start, at + round(self.settle_s * RATE))
+        # The last block's end, not the furthest: a block placed too far ahead
+        # (the loop stalled under load) must not hide the next run's start.
+        self._written_until = at + len(reference)
         self._gate.played(reference, at)
         if self._canceller is not None:
             self._canceller.played(reference, at)
