@@ -140,13 +140,16 @@ async def commands(
     *,
     chunk: int = READ_SAMPLES,
     stages: list[Stages] | None = None,
+    replay: Replay | None = None,
 ) -> tuple[list[tuple[bool, str, str]], list[float]]:
     """Per command: (word for word, text, heard); and each onset-to-paused time.
 
     ``echo_backend``: the echo canceller's (None: the satellite's default);
-    ``chunk``: the mic chunk; ``stages``: each pause's stages added to it.
+    ``chunk``: the mic chunk; ``stages``: each pause's stages added to it;
+    ``replay``: the room's replay to use (``bench/request_audio.py`` records it).
     """
-    replay = Replay(room, echo_backend=echo_backend, chunk=chunk)
+    if replay is None:
+        replay = Replay(room, echo_backend=echo_backend, chunk=chunk)
     results: list[tuple[bool, str, str]] = []
     delays: list[float] = []
     for index in range(len(ANSWER_VOICES) * 2):  # AEC3 converged
