@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 import sys
 import time
@@ -48,10 +49,14 @@ ROOMS = ("simple", "quiet", "hard")
 Process = Callable[[np.ndarray], np.ndarray]
 
 
-def _webrtc(**options: object) -> Process:
+def _speex(level: int) -> Process:
+    return MicEnhancer(0, level).process
+
+
+def _webrtc(ns_level: int = 1, **options: bool) -> Process:
     from pywebrtc_audio import AudioProcessor
 
-    apm = AudioProcessor(RATE, 1, **options)
+    apm = AudioProcessor(RATE, 1, ns_level=ns_level, **options)
     return lambda mic: np.asarray(apm.process(mic), dtype=np.int16)
 
 
@@ -82,8 +87,8 @@ def _livekit() -> Process:
 
 CANDIDATES: dict[str, Callable[[], Process | None]] = {
     "as now": lambda: None,
-    **{f"speex ns {n}": (lambda n=n: MicEnhancer(0, n).process) for n in range(1, 5)},
-    **{f"webrtc ns {n}": (lambda n=n: _webrtc_ns(n)) for n in range(4)},
+    **{f"speex ns {n}": partial(_speex, n) for n in range(1, 5)},
+    **{f"webrtc ns {n}": partial(_webrtc_ns, n) for n in range(4)},
     "webrtc high-pass": lambda: _webrtc(high_pass_filter=True),
     "webrtc high-pass + ns 1": lambda: _webrtc(
         high_pass_filter=True, noise_suppression=True, ns_level=1
