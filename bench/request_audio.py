@@ -21,7 +21,7 @@ scale), WebRTC's noise suppressor (``pywebrtc-audio``, levels 0-3, as in
 ``webrtc-noise-gain`` that wyoming-satellite uses) with and without its
 high-pass filter and adaptive gain, and ``livekit``'s (no levels).
 
-    .venv-satellite/bin/python -m bench.request_audio [room ...]   # ~10 min
+    .venv-satellite/bin/python -m bench.request_audio [room ...]   # ~11 min per room at load 5-10
 """
 
 from __future__ import annotations
