@@ -22,6 +22,7 @@ CHUNK = 1280
 def test_the_echo_level_dies_away_with_the_rooms_reverberation() -> None:
     """0.3 s after the answer stops, the room still rings: the level says so."""
     path = EchoPath("gate", RATE)
+    path.settle_s = 0.0  # a run's first second: tests/satellite/test_echo_settle.py
     loud = np.full(CHUNK, 8000, dtype=np.int16)
     levels = []
     for index in range(20):  # 0.4 s of a loud answer, then 1.2 s of silence
@@ -101,3 +102,4 @@ def test_the_floor_is_not_pulled_down_where_the_echo_is_suppressed() -> None:
         gap += over.judge(chunk, fan(1.0), np.zeros(windows), listen=True)
 
     assert not any(speech for _loud, speech in gap)
+
