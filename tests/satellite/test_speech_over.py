@@ -102,4 +102,3 @@ def test_the_floor_is_not_pulled_down_where_the_echo_is_suppressed() -> None:
         gap += over.judge(chunk, fan(1.0), np.zeros(windows), listen=True)
 
     assert not any(speech for _loud, speech in gap)
-
