@@ -232,6 +232,13 @@ class Replay:
                 return
             await self.step()
 
+    async def drop_answer(self, quiet_s: float) -> None:
+        """End a trial: its barge-in and request dropped, the answer flushed, quiet."""
+        self.barge_in.abandon(resume=False)
+        self.end_request()
+        self.speaker.flush()
+        await self.run(quiet_s)
+
     def end_request(self) -> np.ndarray | None:
         """The request streaming (its capture and the mic since), ended; None: none."""
         if self.streaming is None:

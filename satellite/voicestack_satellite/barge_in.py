@@ -36,7 +36,7 @@ from wyoming.event import Event
 from voicestack_protocol import BargeInConfig, BargeInRequest, barge_in_event
 
 from .audio import RATE
-from .barge_in_phase import Phase, windows
+from .barge_in_phase import Phase, Playback, windows
 from .capture import Capture, VoiceStart
 from .gate_reports import verdict_event, voiceprint_rows
 from .player import Player
@@ -86,6 +86,9 @@ class BargeIn:
         self._capture = Capture(preroll_s)
         self._voice = VoiceStart(windows(END_QUIET_S))
         self.phase = Phase.WATCH
+        self._playback = Playback()
+        # Paused after the run's settling: judged on the paused terms (speech_over.py).
+        self._settled = False
         self.reported = 0  # barge-ins reported to the owner
         self._reset_run()
         self._paused: tuple[str, str, int] | None = None  # player id, owner id, played
@@ -133,7 +136,9 @@ class BargeIn:
             self._voice.reset()
             listen = False
         start = end - len(mic)
-        judged = self.over.judge(raw, mic, echo, listen=listen)
+        self._playback.heard(self._player.playing() is not None, start)
+        paused = self._settled and self.phase in (Phase.PAUSED, Phase.WAITING)
+        judged = self.over.judge(raw, mic, echo, listen=listen, paused=paused)
         for index, (loud, speech) in enumerate(judged):
             at = start + index * WINDOW_SAMPLES
             self._voice.window(loud, at)
@@ -166,7 +171,7 @@ class BargeIn:
         ):
             self._run_ended()
         elif self.phase is Phase.WATCH and self._voiced >= windows(PAUSE_AFTER_S):
-            self._pause()
+            self._pause(at)
         elif self.phase is Phase.PAUSED and self._voiced >= windows(
             self.config.min_speech_s
         ):
@@ -182,10 +187,11 @@ class BargeIn:
         if self.phase is Phase.WATCH:
             self._reset_run()
 
-    def _pause(self) -> None:
+    def _pause(self, at: int) -> None:
         watched = self._watched()
         if watched is None:
             return
+        self._settled = self._playback.settled(at)
         self._player.pause()
         self._paused = watched
         self.phase = Phase.PAUSED

@@ -21,6 +21,15 @@ A window is speech when three things hold:
   floor that followed it there sat under the fan for the first 50 s of answers,
   so the fan paused them (all 6 self-pauses per 10 minutes in ``hard``).
 
+Once the answer is paused on a voice, the residual test is dropped: what is
+left of "Stop." after its vowel (the closure, the "p") is 15-35 dB under an
+echo level that holds the room's delay and then dies at the slowest
+reverberation, so with it only 0.18-0.25 s of "Stop." counted and the answer
+resumed by itself (flite and joe voices, bench/barge_in_stop.py). Paused,
+the speaker adds nothing new, the VAD on the raw mic hears the room, and a
+window still has to be ``FLOOR_DB`` over its floor: a cough or a door stays
+too short to count as ``min_speech_s``.
+
 A window is *loud* (``VoiceStart``: where a voice began) on softer terms:
 ``VOICE_DB`` under the echo's level, 3 dB over the floor.
 """
@@ -60,15 +69,26 @@ class SpeechOverAnswer:
         # over the floor), so each test's delay after an onset can be measured
         # (bench/barge_in_stages.py).
         self.tests = np.zeros((0, 4), dtype=bool)
+        # False: a paused answer's speech is judged as a playing one's (the rule
+        # before 2026-11-28; the benches' anchor).
+        self.paused_terms = True
 
     def judge(
-        self, raw: np.ndarray, mic: np.ndarray, echo: np.ndarray, *, listen: bool
+        self,
+        raw: np.ndarray,
+        mic: np.ndarray,
+        echo: np.ndarray,
+        *,
+        listen: bool,
+        paused: bool = False,
     ) -> list[tuple[bool, bool]]:
         """(loud, speech) per 10 ms window of ``mic`` (echo handled) and ``raw``.
 
         ``echo``: how loud the echo may be per window (``EchoPath.echo_levels``).
         Every chunk comes here, so the floor follows the room; ``listen``
         False (nothing to pause): nothing is judged (the VAD is not run).
+        ``paused``: the answer is paused, so a window is speech without the
+        residual test (see the module's docstring).
         """
         frames = len(mic) // WINDOW_SAMPLES
         shaped = mic[: frames * WINDOW_SAMPLES].astype(np.float64)
@@ -90,5 +110,5 @@ class SpeechOverAnswer:
         vad = np.array(self._vad.windows(raw), dtype=bool)
         vad = np.pad(vad, (0, max(0, frames - len(vad))))[:frames]
         self.tests = np.stack([loud, vad, residual, floor], axis=1)
-        speech = vad & residual & floor
+        speech = vad & floor & (residual | (paused and self.paused_terms))
         return [(bool(loud[i]), bool(speech[i])) for i in range(frames)]
