@@ -24,7 +24,7 @@ A window is speech when three things hold:
 Once the answer is paused on a voice, the residual test is dropped: what is
 left of "Stop." after its vowel (the closure, the "p") is 15-35 dB under an
 echo level that holds the room's delay and then dies at the slowest
-reverberation, so with it only 0.18-0.25 s of "Stop." counted and the answer
+reverberation, so with it only 0.12-0.22 s of "Stop." counted and the answer
 resumed by itself (flite and joe voices, bench/barge_in_stop.py). Paused,
 the speaker adds nothing new, the VAD on the raw mic hears the room, and a
 window still has to be ``FLOOR_DB`` over its floor: a cough or a door stays
